@@ -1,0 +1,481 @@
+package protocol
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification §5.1).
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+// JSONRPCVersion is the only jsonrpc value accepted and sent.
+const JSONRPCVersion = "2.0"
+
+// RPCError is a JSON-RPC error object.
+type RPCError struct {
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Data    jsontext.Value `json:"data,omitzero"`
+}
+
+func (e *RPCError) Error() string {
+	s := "jsonrpc error " + strconv.Itoa(e.Code) + ": " + e.Message
+	if c := e.LeagueCode(); c != "" {
+		s += " [" + string(c) + "]"
+	}
+	return s
+}
+
+// LeagueCode is the E-code in data.error_code, or "" when there is none.
+func (e *RPCError) LeagueCode() Code {
+	if len(e.Data) == 0 || e.Data.Kind() != '{' {
+		return ""
+	}
+	var d struct {
+		ErrorCode Code `json:"error_code"`
+	}
+	if json.Unmarshal(e.Data, &d) != nil {
+		return ""
+	}
+	return d.ErrorCode
+}
+
+// ErrorData is the data member of the errors this implementation sends.
+type ErrorData struct {
+	ErrorCode        Code           `json:"error_code"`
+	ErrorDescription string         `json:"error_description"`
+	Retryable        bool           `json:"retryable"`
+	ValidationErrors []FieldError   `json:"validation_errors,omitzero"`
+	Context          map[string]any `json:"context,omitzero"`
+}
+
+// NewRPCError builds a JSON-RPC error object with a standard code and no
+// league code.
+func NewRPCError(code int, message string) *RPCError {
+	return &RPCError{Code: code, Message: message}
+}
+
+// ToRPCError turns an error into the JSON-RPC error object that answers it:
+// an *RPCError as it is; an *Error with the JSON-RPC code of its E-code and
+// data.error_code; anything else as -32603 with E015, without its text,
+// which may hold internals.
+func ToRPCError(err error) *RPCError {
+	if r, ok := errors.AsType[*RPCError](err); ok {
+		return r
+	}
+	e, ok := errors.AsType[*Error](err)
+	if !ok {
+		e = &Error{Code: ErrInternal, Detail: "internal error"}
+	}
+	msg := e.Code.Name()
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	d := ErrorData{
+		ErrorCode:        e.Code,
+		ErrorDescription: e.Code.Name(),
+		Retryable:        e.Code.Retryable(),
+		ValidationErrors: e.Fields,
+		Context:          e.Context,
+	}
+	data, merr := json.Marshal(&d, json.Deterministic(true))
+	if merr != nil {
+		d.Context = nil
+		data, _ = json.Marshal(&d, json.Deterministic(true))
+	}
+	return &RPCError{Code: e.Code.JSONRPC(), Message: msg, Data: data}
+}
+
+// Request is one JSON-RPC request. ID is nil for a notification and the
+// literal null for a request whose id is null; otherwise it is the id's
+// bytes exactly as they came, to be echoed unchanged.
+type Request struct {
+	ID     jsontext.Value
+	Method string
+	Params jsontext.Value
+}
+
+// IsNotification reports whether the request has no id and gets no reply.
+func (r *Request) IsNotification() bool { return r.ID == nil }
+
+// Incoming is one element of a request body: a valid request, or, when Err
+// is set, the error that answers it. An erroneous element is always
+// answered, so its ID is the request's id when it could be read and the
+// literal null otherwise, never nil.
+type Incoming struct {
+	Request
+	Err *RPCError
+}
+
+func failed(e *RPCError) Incoming {
+	return Incoming{Request: Request{ID: rawNull}, Err: e}
+}
+
+// wireRequest reads the members of a request object exactly as named:
+// keys are case-sensitive, so {"METHOD":…} leaves Method empty.
+type wireRequest struct {
+	JSONRPC jsontext.Value `json:"jsonrpc"`
+	Method  jsontext.Value `json:"method"`
+	Params  jsontext.Value `json:"params"`
+	ID      jsontext.Value `json:"id"`
+}
+
+var (
+	rawNull    = jsontext.Value("null")
+	rawVersion = []byte(`"2.0"`)
+)
+
+// DecodeRequests parses a JSON-RPC request body: one request object or a
+// batch. It never fails: a body that cannot be used yields one Incoming
+// whose Err answers it. batch reports whether the body was an array, in
+// which case the replies (if any) go back as an array.
+func DecodeRequests(body []byte) (items []Incoming, batch bool) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: empty body"))}, false
+	}
+	switch body[0] {
+	case '{':
+		return []Incoming{decodeOne(body)}, false
+	case '[':
+		var elems []jsontext.Value
+		if err := json.Unmarshal(body, &elems, jsontext.AllowDuplicateNames(true)); err != nil {
+			return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))}, false
+		}
+		if len(elems) == 0 {
+			return []Incoming{failed(NewRPCError(CodeInvalidRequest, "Invalid Request: empty batch"))}, false
+		}
+		items = make([]Incoming, len(elems))
+		for i, e := range elems {
+			if e.Kind() != '{' {
+				items[i] = failed(NewRPCError(CodeInvalidRequest, "Invalid Request: a request must be an object"))
+				continue
+			}
+			items[i] = decodeOne(e)
+		}
+		return items, true
+	}
+	if jsontext.Value(body).IsValid() {
+		return []Incoming{failed(NewRPCError(CodeInvalidRequest, "Invalid Request: a request must be an object or an array of objects"))}, false
+	}
+	return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: not JSON"))}, false
+}
+
+func decodeOne(obj []byte) Incoming {
+	var w wireRequest
+	if err := json.Unmarshal(obj, &w); err != nil {
+		if errors.Is(err, jsontext.ErrDuplicateName) {
+			return failed(NewRPCError(CodeInvalidRequest, "Invalid Request: "+describeSyntax(err)))
+		}
+		return failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))
+	}
+	in := Incoming{}
+	switch w.ID.Kind() {
+	case 0:
+	case '"', '0', 'n':
+		in.ID = w.ID
+	default:
+		return failed(NewRPCError(CodeInvalidRequest, "Invalid Request: id must be a string, a number or null"))
+	}
+	if !bytes.Equal(w.JSONRPC, rawVersion) {
+		var v string
+		if w.JSONRPC.Kind() != '"' || json.Unmarshal(w.JSONRPC, &v) != nil || v != JSONRPCVersion {
+			in.Err = NewRPCError(CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`)
+			in.ID = orNull(in.ID)
+			return in
+		}
+	}
+	if w.Method.Kind() != '"' || json.Unmarshal(w.Method, &in.Method) != nil {
+		in.Err = NewRPCError(CodeInvalidRequest, "Invalid Request: method must be a string")
+		in.ID = orNull(in.ID)
+		return in
+	}
+	switch w.Params.Kind() {
+	case 0, '{', '[':
+		in.Params = w.Params
+	default:
+		in.Err = NewRPCError(CodeInvalidRequest, "Invalid Request: params must be an object or an array")
+		in.ID = orNull(in.ID)
+	}
+	return in
+}
+
+// orNull makes an unreadable or absent id into null: an invalid request is
+// answered even when it had no id, and then with id null.
+func orNull(id jsontext.Value) jsontext.Value {
+	if id == nil {
+		return rawNull
+	}
+	return id
+}
+
+// describeSyntax words a decoding error for a client without Go internals.
+func describeSyntax(err error) string {
+	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
+		msg := se.Err.Error()
+		if se.JSONPointer != "" {
+			return fmt.Sprintf("%s at %s (byte %d)", msg, clip(string(se.JSONPointer)), se.ByteOffset)
+		}
+		return fmt.Sprintf("%s (byte %d)", msg, se.ByteOffset)
+	}
+	if se, ok := errors.AsType[*json.SemanticError](err); ok {
+		return describeSemantic(se)
+	}
+	return "invalid JSON"
+}
+
+func describeSemantic(se *json.SemanticError) string {
+	want := "a different type"
+	if se.GoType != nil {
+		want = jsonKindOfGo(se.GoType.Kind().String())
+	}
+	got := "value"
+	switch se.JSONKind {
+	case '"':
+		got = "string"
+	case '0':
+		got = "number"
+	case 't', 'f':
+		got = "boolean"
+	case 'n':
+		got = "null"
+	case '{':
+		got = "object"
+	case '[':
+		got = "array"
+	}
+	if se.JSONKind == 0 && se.Err != nil {
+		return clip(se.Err.Error())
+	}
+	return "must be " + want + ", got " + got
+}
+
+func jsonKindOfGo(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	case "bool":
+		return "a boolean (true or false)"
+	case "struct", "map":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	}
+	return "a different type"
+}
+
+// AppendResult appends the response {"jsonrpc":"2.0","result":…,"id":…}.
+func AppendResult(dst []byte, id, result jsontext.Value) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","result":`...)
+	dst = append(dst, result...)
+	dst = append(dst, `,"id":`...)
+	dst = append(dst, orNull(id)...)
+	return append(dst, '}')
+}
+
+// AppendError appends the response {"jsonrpc":"2.0","error":…,"id":…}.
+func AppendError(dst []byte, id jsontext.Value, e *RPCError) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(e.Code), 10)
+	dst = append(dst, `,"message":`...)
+	dst, _ = jsontext.AppendQuote(dst, e.Message)
+	if len(e.Data) > 0 {
+		dst = append(dst, `,"data":`...)
+		dst = append(dst, e.Data...)
+	}
+	dst = append(dst, `},"id":`...)
+	dst = append(dst, orNull(id)...)
+	return append(dst, '}')
+}
+
+// AppendRequest appends a request. A nil id makes it a notification; nil
+// params are left out.
+func AppendRequest(dst []byte, id jsontext.Value, method string, params jsontext.Value) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
+	dst, _ = jsontext.AppendQuote(dst, method)
+	if params != nil {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, params...)
+	}
+	if id != nil {
+		dst = append(dst, `,"id":`...)
+		dst = append(dst, id...)
+	}
+	return append(dst, '}')
+}
+
+// Response is a decoded JSON-RPC response as a client sees it.
+type Response struct {
+	ID     jsontext.Value
+	Result jsontext.Value
+	Error  *RPCError
+}
+
+type wireResponse struct {
+	JSONRPC jsontext.Value `json:"jsonrpc"`
+	Result  jsontext.Value `json:"result"`
+	Error   jsontext.Value `json:"error"`
+	ID      jsontext.Value `json:"id"`
+}
+
+// mcpResult is an MCP tools/call result: the reply as JSON text in
+// content[0].text, or as structuredContent.
+type mcpResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent jsontext.Value `json:"structuredContent"`
+	IsError           bool           `json:"isError"`
+}
+
+// DecodeResponse reads a JSON-RPC response body liberally: "error": null is
+// no error; an error given as a bare string becomes its message; an MCP
+// result (content[0].text holding JSON, or structuredContent) is unwrapped
+// to the reply inside it, and an MCP isError result becomes an error.
+func DecodeResponse(body []byte) (Response, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return Response{}, errors.New("response is not a JSON-RPC object")
+	}
+	var w wireResponse
+	if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
+		return Response{}, fmt.Errorf("response is not valid JSON: %s", describeSyntax(err))
+	}
+	r := Response{ID: w.ID}
+	switch w.Error.Kind() {
+	case 0, 'n':
+	case '"':
+		var msg string
+		_ = json.Unmarshal(w.Error, &msg)
+		r.Error = &RPCError{Code: CodeInternalError, Message: msg}
+		return r, nil
+	case '{':
+		var e RPCError
+		if err := json.Unmarshal(w.Error, &e); err != nil {
+			return Response{}, fmt.Errorf("response error object: %s", describeSyntax(err))
+		}
+		r.Error = &e
+		return r, nil
+	default:
+		return Response{}, errors.New("response error must be an object")
+	}
+	if w.Result == nil {
+		return Response{}, errors.New("response has neither result nor error")
+	}
+	r.Result = w.Result
+	if w.Result.Kind() == '{' && bytes.Contains(w.Result, []byte(`"content"`)) {
+		return unwrapMCP(r)
+	}
+	return r, nil
+}
+
+func unwrapMCP(r Response) (Response, error) {
+	var m mcpResult
+	if json.Unmarshal(r.Result, &m) != nil || (m.Content == nil && m.StructuredContent == nil) {
+		return r, nil // not an MCP result after all: a reply with a content field
+	}
+	var inner jsontext.Value
+	switch {
+	case m.StructuredContent.Kind() == '{':
+		inner = m.StructuredContent
+	case len(m.Content) > 0 && m.Content[0].Type == "text":
+		text := []byte(m.Content[0].Text)
+		if t := bytes.TrimSpace(text); len(t) > 0 && jsontext.Value(t).IsValid() {
+			inner = jsontext.Value(t)
+		} else {
+			inner, _ = jsontext.AppendQuote(nil, m.Content[0].Text)
+		}
+	default:
+		return Response{}, errors.New("MCP result has no text content")
+	}
+	if m.IsError {
+		e := &RPCError{Code: CodeInternalError, Message: "tool error"}
+		if len(m.Content) > 0 {
+			e.Message = clip(m.Content[0].Text)
+		}
+		if inner.Kind() == '{' {
+			e.Data = inner
+		}
+		r.Error, r.Result = e, nil
+		return r, nil
+	}
+	r.Result = inner
+	return r, nil
+}
+
+// WrapMCP wraps a reply as an MCP tools/call result: the reply's JSON as
+// the text of one text content item.
+func WrapMCP(result jsontext.Value) jsontext.Value {
+	out := make([]byte, 0, len(result)+len(result)/8+48)
+	out = append(out, `{"content":[{"type":"text","text":`...)
+	out, _ = jsontext.AppendQuote(out, string(result))
+	return append(out, `}]}`...)
+}
+
+// ToolCall is the params of an MCP tools/call request.
+type ToolCall struct {
+	Name      string         `json:"name"`
+	Arguments jsontext.Value `json:"arguments"`
+}
+
+// DecodeToolCall reads tools/call params: name must be a non-empty string
+// and arguments, when present, an object.
+func DecodeToolCall(params jsontext.Value) (ToolCall, error) {
+	var tc ToolCall
+	if params.Kind() != '{' {
+		return tc, errors.New("tools/call params must be an object with name and arguments")
+	}
+	if err := json.Unmarshal(params, &tc); err != nil {
+		return tc, fmt.Errorf("tools/call params: %s", describeSyntax(err))
+	}
+	if tc.Name == "" {
+		return tc, errors.New("tools/call params.name must be a non-empty string")
+	}
+	switch tc.Arguments.Kind() {
+	case 0, 'n':
+		tc.Arguments = nil
+	case '{':
+	default:
+		return tc, errors.New("tools/call params.arguments must be an object")
+	}
+	return tc, nil
+}
+
+// ReplyType is the message type that answers a request of type t, or ""
+// when the answer is a plain acknowledgement (broadcasts, GAME_OVER,
+// GAME_ERROR) or t is not a request.
+func ReplyType(t MessageType) MessageType {
+	switch t {
+	case TypeRefereeRegisterRequest:
+		return TypeRefereeRegisterResponse
+	case TypeLeagueRegisterRequest:
+		return TypeLeagueRegisterResponse
+	case TypeGameInvitation:
+		return TypeGameJoinAck
+	case TypeChooseParityCall:
+		return TypeChooseParityResponse
+	case TypeLeagueQuery:
+		return TypeLeagueQueryResponse
+	case TypeStartMatch:
+		return TypeStartMatchAck
+	case TypeMatchResultReport:
+		return TypeMatchResultReportAck
+	}
+	return ""
+}

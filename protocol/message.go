@@ -1,0 +1,195 @@
+// Package protocol holds the league.v2 wire layer: message structs and their
+// envelope, validation with field-level reasons, the E001–E018 error table,
+// method aliases, and the JSON-RPC 2.0 codec. It uses only the standard
+// library and the JSON codec.
+package protocol
+
+// Version is the only protocol value this implementation speaks.
+const Version = "league.v2"
+
+// SpecVersion is the protocol document version league.v2 stands for.
+const SpecVersion = "2.1.0"
+
+// GameEvenOdd is the only game type of this league.
+const GameEvenOdd = "even_odd"
+
+// MessageType names a league.v2 message.
+type MessageType string
+
+// The 18 message types of spec/message-structures.md §4.11, START_MATCH and
+// START_MATCH_ACK of spec/api-reference.md §4.1, and MATCH_RESULT_REPORT_ACK.
+const (
+	TypeRefereeRegisterRequest  MessageType = "REFEREE_REGISTER_REQUEST"
+	TypeRefereeRegisterResponse MessageType = "REFEREE_REGISTER_RESPONSE"
+	TypeLeagueRegisterRequest   MessageType = "LEAGUE_REGISTER_REQUEST"
+	TypeLeagueRegisterResponse  MessageType = "LEAGUE_REGISTER_RESPONSE"
+	TypeRoundAnnouncement       MessageType = "ROUND_ANNOUNCEMENT"
+	TypeRoundCompleted          MessageType = "ROUND_COMPLETED"
+	TypeLeagueCompleted         MessageType = "LEAGUE_COMPLETED"
+	TypeGameInvitation          MessageType = "GAME_INVITATION"
+	TypeGameJoinAck             MessageType = "GAME_JOIN_ACK"
+	TypeChooseParityCall        MessageType = "CHOOSE_PARITY_CALL"
+	TypeChooseParityResponse    MessageType = "CHOOSE_PARITY_RESPONSE"
+	TypeGameOver                MessageType = "GAME_OVER"
+	TypeMatchResultReport       MessageType = "MATCH_RESULT_REPORT"
+	TypeLeagueStandingsUpdate   MessageType = "LEAGUE_STANDINGS_UPDATE"
+	TypeLeagueError             MessageType = "LEAGUE_ERROR"
+	TypeGameError               MessageType = "GAME_ERROR"
+	TypeLeagueQuery             MessageType = "LEAGUE_QUERY"
+	TypeLeagueQueryResponse     MessageType = "LEAGUE_QUERY_RESPONSE"
+	TypeStartMatch              MessageType = "START_MATCH"
+	TypeStartMatchAck           MessageType = "START_MATCH_ACK"
+	TypeMatchResultReportAck    MessageType = "MATCH_RESULT_REPORT_ACK"
+)
+
+// Role is the agent kind in a sender ("player:P01").
+type Role string
+
+// The three roles of a league.
+const (
+	RoleLeagueManager Role = "league_manager"
+	RoleReferee       Role = "referee"
+	RolePlayer        Role = "player"
+)
+
+// Parity choices, exactly as they go on the wire.
+const (
+	Even = "even"
+	Odd  = "odd"
+)
+
+// Registration and acknowledgement statuses.
+const (
+	StatusAccepted  = "ACCEPTED"
+	StatusRejected  = "REJECTED"
+	StatusDuplicate = "DUPLICATE"
+)
+
+// Game result statuses (spec §4.6.1; LOSS is dialect-a's per-recipient
+// status, accepted on input and never sent).
+const (
+	ResultWin           = "WIN"
+	ResultDraw          = "DRAW"
+	ResultLoss          = "LOSS"
+	ResultTechnicalLoss = "TECHNICAL_LOSS"
+)
+
+// Match roles.
+const (
+	PlayerA = "PLAYER_A"
+	PlayerB = "PLAYER_B"
+)
+
+// Query types of LEAGUE_QUERY.
+const (
+	QueryStandings   = "GET_STANDINGS"
+	QuerySchedule    = "GET_SCHEDULE"
+	QueryNextMatch   = "GET_NEXT_MATCH"
+	QueryPlayerStats = "GET_PLAYER_STATS"
+)
+
+// Envelope is the part every league.v2 message shares (spec/protocol-v2.md).
+// All fields are omitted when empty so that a body-only message encodes as
+// the spec's body examples do; messages this implementation sends always
+// fill protocol, message_type, sender, timestamp and conversation_id.
+type Envelope struct {
+	Protocol       string      `json:"protocol,omitzero"`
+	MessageType    MessageType `json:"message_type,omitzero"`
+	Sender         string      `json:"sender,omitzero"`
+	Timestamp      string      `json:"timestamp,omitzero"`
+	ConversationID string      `json:"conversation_id,omitzero"`
+	LeagueID       string      `json:"league_id,omitzero"`
+	AuthToken      string      `json:"auth_token,omitzero"`
+}
+
+// Env returns the envelope; it makes every message a Message.
+func (e *Envelope) Env() *Envelope { return e }
+
+// Message is any league.v2 message struct of this package.
+type Message interface {
+	// Env gives access to the shared envelope.
+	Env() *Envelope
+	// Type is the canonical message type of the struct.
+	Type() MessageType
+	// check adds the body rules of the message to v.
+	check(v *validator)
+}
+
+// New returns a new empty message struct for t, or nil for an unknown type.
+func New(t MessageType) Message {
+	switch t {
+	case TypeRefereeRegisterRequest:
+		return new(RefereeRegisterRequest)
+	case TypeRefereeRegisterResponse:
+		return new(RefereeRegisterResponse)
+	case TypeLeagueRegisterRequest:
+		return new(LeagueRegisterRequest)
+	case TypeLeagueRegisterResponse:
+		return new(LeagueRegisterResponse)
+	case TypeRoundAnnouncement:
+		return new(RoundAnnouncement)
+	case TypeRoundCompleted:
+		return new(RoundCompleted)
+	case TypeLeagueCompleted:
+		return new(LeagueCompleted)
+	case TypeGameInvitation:
+		return new(GameInvitation)
+	case TypeGameJoinAck:
+		return new(GameJoinAck)
+	case TypeChooseParityCall:
+		return new(ChooseParityCall)
+	case TypeChooseParityResponse:
+		return new(ChooseParityResponse)
+	case TypeGameOver:
+		return new(GameOver)
+	case TypeMatchResultReport:
+		return new(MatchResultReport)
+	case TypeLeagueStandingsUpdate:
+		return new(LeagueStandingsUpdate)
+	case TypeLeagueError:
+		return new(LeagueError)
+	case TypeGameError:
+		return new(GameError)
+	case TypeLeagueQuery:
+		return new(LeagueQuery)
+	case TypeLeagueQueryResponse:
+		return new(LeagueQueryResponse)
+	case TypeStartMatch:
+		return new(StartMatch)
+	case TypeStartMatchAck:
+		return new(StartMatchAck)
+	case TypeMatchResultReportAck:
+		return new(MatchResultReportAck)
+	}
+	return nil
+}
+
+// MessageTypes lists every message type New knows, in the order of the spec
+// summary table followed by the three extra types.
+func MessageTypes() []MessageType {
+	return []MessageType{
+		TypeRefereeRegisterRequest, TypeRefereeRegisterResponse,
+		TypeLeagueRegisterRequest, TypeLeagueRegisterResponse,
+		TypeRoundAnnouncement, TypeRoundCompleted, TypeLeagueCompleted,
+		TypeGameInvitation, TypeGameJoinAck,
+		TypeChooseParityCall, TypeChooseParityResponse,
+		TypeGameOver, TypeMatchResultReport, TypeLeagueStandingsUpdate,
+		TypeLeagueError, TypeGameError, TypeLeagueQuery, TypeLeagueQueryResponse,
+		TypeStartMatch, TypeStartMatchAck, TypeMatchResultReportAck,
+	}
+}
+
+// senderRoles is who may send each message type (spec §4.11, api-reference
+// §4.1). A message from any other role is refused with E002.
+func senderRoles(t MessageType) []Role {
+	switch t {
+	case TypeRefereeRegisterRequest, TypeGameInvitation, TypeChooseParityCall,
+		TypeGameOver, TypeMatchResultReport, TypeGameError, TypeStartMatchAck:
+		return []Role{RoleReferee}
+	case TypeLeagueRegisterRequest, TypeGameJoinAck, TypeChooseParityResponse:
+		return []Role{RolePlayer}
+	case TypeLeagueQuery:
+		return []Role{RolePlayer, RoleReferee}
+	}
+	return []Role{RoleLeagueManager}
+}
