@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -57,7 +58,30 @@ func DecodeInto(data jsontext.Value, v any) error {
 		reason = describeSyntax(err)
 	}
 	fe := FieldError{Field: field, Reason: reason, code: code}
+	// The decoder stops at its first error, which may come before a wrong
+	// protocol would have been seen; a wrong protocol still decides.
+	if code != ErrProtocolMismatch {
+		if pe := protocolProblem(data); pe != nil {
+			return &Error{Code: ErrProtocolMismatch, Detail: pe.String(), Fields: []FieldError{*pe, fe}}
+		}
+	}
 	return &Error{Code: code, Detail: fe.String(), Fields: []FieldError{fe}}
+}
+
+// protocolProblem reads only the protocol member of a message that did not
+// decode, and reports it if it is present and not "league.v2".
+func protocolProblem(data jsontext.Value) *FieldError {
+	var probe struct {
+		Protocol jsontext.Value `json:"protocol"`
+	}
+	if json.Unmarshal(data, &probe) != nil || probe.Protocol == nil {
+		return nil
+	}
+	var p string
+	if json.Unmarshal(probe.Protocol, &p) == nil && p == Version {
+		return nil
+	}
+	return &FieldError{Field: "protocol", Reason: fmt.Sprintf("must be %q, got %s", Version, clip(string(probe.Protocol))), code: ErrProtocolMismatch}
 }
 
 // pointerToField turns a JSON pointer (/matches/0/match_id) into the field

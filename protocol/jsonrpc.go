@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -21,6 +23,11 @@ const (
 
 // JSONRPCVersion is the only jsonrpc value accepted and sent.
 const JSONRPCVersion = "2.0"
+
+// MaxBatch is the most requests a batch may hold. JSON-RPC sets no limit;
+// without one, a body of a million one-byte elements would be answered
+// with a million error objects.
+const MaxBatch = 100
 
 // RPCError is a JSON-RPC error object.
 type RPCError struct {
@@ -66,17 +73,24 @@ func NewRPCError(code int, message string) *RPCError {
 	return &RPCError{Code: code, Message: message}
 }
 
-// ToRPCError turns an error into the JSON-RPC error object that answers it:
-// an *RPCError as it is; an *Error with the JSON-RPC code of its E-code and
-// data.error_code; anything else as -32603 with E015, without its text,
-// which may hold internals.
+// ToRPCError turns a handler's error into the JSON-RPC error object that
+// answers it: an *RPCError the handler returned itself as it is; an *Error
+// with the JSON-RPC code of its E-code, its detail and data.error_code; any
+// other error that carries a league code (a failed call to a third agent)
+// with that code and no detail, since its text may hold internals such as
+// addresses; anything else as -32603 with E015. An *RPCError wrapped in
+// another error is a third party's answer and is never relayed as it is.
 func ToRPCError(err error) *RPCError {
-	if r, ok := errors.AsType[*RPCError](err); ok {
+	if r, ok := err.(*RPCError); ok {
 		return r
 	}
 	e, ok := errors.AsType[*Error](err)
 	if !ok {
-		e = &Error{Code: ErrInternal, Detail: "internal error"}
+		code := CodeOf(err)
+		if !code.Known() {
+			code = ErrInternal
+		}
+		e = &Error{Code: code, Detail: strings.ToLower(strings.ReplaceAll(code.Name(), "_", " "))}
 	}
 	msg := e.Code.Name()
 	if e.Detail != "" {
@@ -141,7 +155,7 @@ var (
 // whose Err answers it. batch reports whether the body was an array, in
 // which case the replies (if any) go back as an array.
 func DecodeRequests(body []byte) (items []Incoming, batch bool) {
-	body = bytes.TrimSpace(body)
+	body = trimJSONSpace(body)
 	if len(body) == 0 {
 		return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: empty body"))}, false
 	}
@@ -155,6 +169,10 @@ func DecodeRequests(body []byte) (items []Incoming, batch bool) {
 		}
 		if len(elems) == 0 {
 			return []Incoming{failed(NewRPCError(CodeInvalidRequest, "Invalid Request: empty batch"))}, false
+		}
+		if len(elems) > MaxBatch {
+			return []Incoming{failed(NewRPCError(CodeInvalidRequest,
+				"Invalid Request: a batch may hold at most "+strconv.Itoa(MaxBatch)+" requests"))}, false
 		}
 		items = make([]Incoming, len(elems))
 		for i, e := range elems {
@@ -175,10 +193,19 @@ func DecodeRequests(body []byte) (items []Incoming, batch bool) {
 func decodeOne(obj []byte) Incoming {
 	var w wireRequest
 	if err := json.Unmarshal(obj, &w); err != nil {
-		if errors.Is(err, jsontext.ErrDuplicateName) {
+		if !errors.Is(err, jsontext.ErrDuplicateName) {
+			return failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))
+		}
+		// A name given twice in the request object makes it ambiguous; one
+		// given twice inside params is the params' problem, answered with
+		// the request's id once the method has seen them.
+		if se, ok := errors.AsType[*jsontext.SyntacticError](err); !ok || strings.Count(string(se.JSONPointer), "/") < 2 {
 			return failed(NewRPCError(CodeInvalidRequest, "Invalid Request: "+describeSyntax(err)))
 		}
-		return failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))
+		w = wireRequest{}
+		if err := json.Unmarshal(obj, &w, jsontext.AllowDuplicateNames(true)); err != nil {
+			return failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))
+		}
 	}
 	in := Incoming{}
 	switch w.ID.Kind() {
@@ -211,6 +238,19 @@ func decodeOne(obj []byte) Incoming {
 	return in
 }
 
+// trimJSONSpace trims the four whitespace characters of RFC 8259 and no
+// others.
+func trimJSONSpace(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
 // orNull makes an unreadable or absent id into null: an invalid request is
 // answered even when it had no id, and then with id null.
 func orNull(id jsontext.Value) jsontext.Value {
@@ -238,42 +278,48 @@ func describeSyntax(err error) string {
 func describeSemantic(se *json.SemanticError) string {
 	want := "a different type"
 	if se.GoType != nil {
-		want = jsonKindOfGo(se.GoType.Kind().String())
-	}
-	got := "value"
-	switch se.JSONKind {
-	case '"':
-		got = "string"
-	case '0':
-		got = "number"
-	case 't', 'f':
-		got = "boolean"
-	case 'n':
-		got = "null"
-	case '{':
-		got = "object"
-	case '[':
-		got = "array"
+		want = jsonKindOfGo(se.GoType.Kind())
 	}
 	if se.JSONKind == 0 && se.Err != nil {
 		return clip(se.Err.Error())
 	}
-	return "must be " + want + ", got " + got
+	return "must be " + want + ", got " + KindName(se.JSONKind)
 }
 
-func jsonKindOfGo(k string) string {
+// KindName names a JSON kind for a reason shown to a peer: "string",
+// "number", "boolean", "null", "object" or "array".
+func KindName(k jsontext.Kind) string {
 	switch k {
-	case "string":
+	case '"':
+		return "string"
+	case '0':
+		return "number"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	return "value"
+}
+
+func jsonKindOfGo(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
 		return "a string"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "an integer"
-	case "float32", "float64":
+	case reflect.Float32, reflect.Float64:
 		return "a number"
-	case "bool":
+	case reflect.Bool:
 		return "a boolean (true or false)"
-	case "struct", "map":
+	case reflect.Struct, reflect.Map:
 		return "an object"
-	case "slice", "array":
+	case reflect.Slice, reflect.Array:
 		return "an array"
 	}
 	return "a different type"
@@ -349,7 +395,7 @@ type mcpResult struct {
 // result (content[0].text holding JSON, or structuredContent) is unwrapped
 // to the reply inside it, and an MCP isError result becomes an error.
 func DecodeResponse(body []byte) (Response, error) {
-	body = bytes.TrimSpace(body)
+	body = trimJSONSpace(body)
 	if len(body) == 0 || body[0] != '{' {
 		return Response{}, errors.New("response is not a JSON-RPC object")
 	}
@@ -455,27 +501,4 @@ func DecodeToolCall(params jsontext.Value) (ToolCall, error) {
 		return tc, errors.New("tools/call params.arguments must be an object")
 	}
 	return tc, nil
-}
-
-// ReplyType is the message type that answers a request of type t, or ""
-// when the answer is a plain acknowledgement (broadcasts, GAME_OVER,
-// GAME_ERROR) or t is not a request.
-func ReplyType(t MessageType) MessageType {
-	switch t {
-	case TypeRefereeRegisterRequest:
-		return TypeRefereeRegisterResponse
-	case TypeLeagueRegisterRequest:
-		return TypeLeagueRegisterResponse
-	case TypeGameInvitation:
-		return TypeGameJoinAck
-	case TypeChooseParityCall:
-		return TypeChooseParityResponse
-	case TypeLeagueQuery:
-		return TypeLeagueQueryResponse
-	case TypeStartMatch:
-		return TypeStartMatchAck
-	case TypeMatchResultReport:
-		return TypeMatchResultReportAck
-	}
-	return ""
 }

@@ -125,7 +125,7 @@ func TestToRPCError(t *testing.T) {
 
 	internal := protocol.ToRPCError(errString("database is on fire at /var/lib/x"))
 	is.Equal(internal.Code, -32603)
-	is.Equal(internal.Message, "INTERNAL_SERVER_ERROR: internal error") // internals are not leaked
+	is.Equal(internal.Message, "INTERNAL_SERVER_ERROR: internal server error") // internals are not leaked
 	is.Equal(internal.LeagueCode(), protocol.ErrInternal)
 
 	rl := protocol.ToRPCError(protocol.Errorf(protocol.ErrRateLimitExceeded, "slow down"))

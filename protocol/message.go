@@ -115,81 +115,86 @@ type Message interface {
 	check(v *validator)
 }
 
+// typeInfo is everything the package knows about one message type.
+type typeInfo struct {
+	new func() Message
+	// senders may send it (spec §4.11, api-reference §4.1); a message from
+	// any other role is refused with E002.
+	senders []Role
+	// reply answers it; "" for a plain acknowledgement or a reply type.
+	reply MessageType
+	// tool is the method name we send it by (api-reference §2, DESIGN §4);
+	// "" sends it by its type.
+	tool string
+}
+
+var (
+	fromReferee    = []Role{RoleReferee}
+	fromPlayer     = []Role{RolePlayer}
+	fromManager    = []Role{RoleLeagueManager}
+	fromAgentRoles = []Role{RolePlayer, RoleReferee}
+)
+
+// typeOrder lists the types in the order of the spec's summary table,
+// then the three extra types.
+var typeOrder = [...]MessageType{
+	TypeRefereeRegisterRequest, TypeRefereeRegisterResponse,
+	TypeLeagueRegisterRequest, TypeLeagueRegisterResponse,
+	TypeRoundAnnouncement, TypeRoundCompleted, TypeLeagueCompleted,
+	TypeGameInvitation, TypeGameJoinAck,
+	TypeChooseParityCall, TypeChooseParityResponse,
+	TypeGameOver, TypeMatchResultReport, TypeLeagueStandingsUpdate,
+	TypeLeagueError, TypeGameError, TypeLeagueQuery, TypeLeagueQueryResponse,
+	TypeStartMatch, TypeStartMatchAck, TypeMatchResultReportAck,
+}
+
+// typeTable is read-only data: one row per message type.
+var typeTable = map[MessageType]typeInfo{
+	TypeRefereeRegisterRequest:  {func() Message { return new(RefereeRegisterRequest) }, fromReferee, TypeRefereeRegisterResponse, MethodRegisterReferee},
+	TypeRefereeRegisterResponse: {func() Message { return new(RefereeRegisterResponse) }, fromManager, "", ""},
+	TypeLeagueRegisterRequest:   {func() Message { return new(LeagueRegisterRequest) }, fromPlayer, TypeLeagueRegisterResponse, MethodRegisterPlayer},
+	TypeLeagueRegisterResponse:  {func() Message { return new(LeagueRegisterResponse) }, fromManager, "", ""},
+	TypeRoundAnnouncement:       {func() Message { return new(RoundAnnouncement) }, fromManager, "", MethodNotifyRound},
+	TypeRoundCompleted:          {func() Message { return new(RoundCompleted) }, fromManager, "", MethodNotifyRoundCompleted},
+	TypeLeagueCompleted:         {func() Message { return new(LeagueCompleted) }, fromManager, "", MethodNotifyLeagueComplete},
+	TypeGameInvitation:          {func() Message { return new(GameInvitation) }, fromReferee, TypeGameJoinAck, MethodHandleGameInvitation},
+	TypeGameJoinAck:             {func() Message { return new(GameJoinAck) }, fromPlayer, "", ""},
+	TypeChooseParityCall:        {func() Message { return new(ChooseParityCall) }, fromReferee, TypeChooseParityResponse, MethodChooseParity},
+	TypeChooseParityResponse:    {func() Message { return new(ChooseParityResponse) }, fromPlayer, "", ""},
+	TypeGameOver:                {func() Message { return new(GameOver) }, fromReferee, "", MethodNotifyMatchResult},
+	TypeMatchResultReport:       {func() Message { return new(MatchResultReport) }, fromReferee, TypeMatchResultReportAck, MethodReportMatchResult},
+	TypeLeagueStandingsUpdate:   {func() Message { return new(LeagueStandingsUpdate) }, fromManager, "", MethodUpdateStandings},
+	TypeLeagueError:             {func() Message { return new(LeagueError) }, fromManager, "", ""},
+	TypeGameError:               {func() Message { return new(GameError) }, fromReferee, "", MethodNotifyGameError},
+	TypeLeagueQuery:             {func() Message { return new(LeagueQuery) }, fromAgentRoles, TypeLeagueQueryResponse, MethodLeagueQuery},
+	TypeLeagueQueryResponse:     {func() Message { return new(LeagueQueryResponse) }, fromManager, "", ""},
+	TypeStartMatch:              {func() Message { return new(StartMatch) }, fromManager, TypeStartMatchAck, ""},
+	TypeStartMatchAck:           {func() Message { return new(StartMatchAck) }, fromReferee, "", ""},
+	TypeMatchResultReportAck:    {func() Message { return new(MatchResultReportAck) }, fromManager, "", ""},
+}
+
 // New returns a new empty message struct for t, or nil for an unknown type.
 func New(t MessageType) Message {
-	switch t {
-	case TypeRefereeRegisterRequest:
-		return new(RefereeRegisterRequest)
-	case TypeRefereeRegisterResponse:
-		return new(RefereeRegisterResponse)
-	case TypeLeagueRegisterRequest:
-		return new(LeagueRegisterRequest)
-	case TypeLeagueRegisterResponse:
-		return new(LeagueRegisterResponse)
-	case TypeRoundAnnouncement:
-		return new(RoundAnnouncement)
-	case TypeRoundCompleted:
-		return new(RoundCompleted)
-	case TypeLeagueCompleted:
-		return new(LeagueCompleted)
-	case TypeGameInvitation:
-		return new(GameInvitation)
-	case TypeGameJoinAck:
-		return new(GameJoinAck)
-	case TypeChooseParityCall:
-		return new(ChooseParityCall)
-	case TypeChooseParityResponse:
-		return new(ChooseParityResponse)
-	case TypeGameOver:
-		return new(GameOver)
-	case TypeMatchResultReport:
-		return new(MatchResultReport)
-	case TypeLeagueStandingsUpdate:
-		return new(LeagueStandingsUpdate)
-	case TypeLeagueError:
-		return new(LeagueError)
-	case TypeGameError:
-		return new(GameError)
-	case TypeLeagueQuery:
-		return new(LeagueQuery)
-	case TypeLeagueQueryResponse:
-		return new(LeagueQueryResponse)
-	case TypeStartMatch:
-		return new(StartMatch)
-	case TypeStartMatchAck:
-		return new(StartMatchAck)
-	case TypeMatchResultReportAck:
-		return new(MatchResultReportAck)
+	if info, ok := typeTable[t]; ok {
+		return info.new()
 	}
 	return nil
 }
 
 // MessageTypes lists every message type New knows, in the order of the spec
 // summary table followed by the three extra types.
-func MessageTypes() []MessageType {
-	return []MessageType{
-		TypeRefereeRegisterRequest, TypeRefereeRegisterResponse,
-		TypeLeagueRegisterRequest, TypeLeagueRegisterResponse,
-		TypeRoundAnnouncement, TypeRoundCompleted, TypeLeagueCompleted,
-		TypeGameInvitation, TypeGameJoinAck,
-		TypeChooseParityCall, TypeChooseParityResponse,
-		TypeGameOver, TypeMatchResultReport, TypeLeagueStandingsUpdate,
-		TypeLeagueError, TypeGameError, TypeLeagueQuery, TypeLeagueQueryResponse,
-		TypeStartMatch, TypeStartMatchAck, TypeMatchResultReportAck,
-	}
-}
+func MessageTypes() []MessageType { return typeOrder[:] }
 
-// senderRoles is who may send each message type (spec §4.11, api-reference
-// §4.1). A message from any other role is refused with E002.
-func senderRoles(t MessageType) []Role {
-	switch t {
-	case TypeRefereeRegisterRequest, TypeGameInvitation, TypeChooseParityCall,
-		TypeGameOver, TypeMatchResultReport, TypeGameError, TypeStartMatchAck:
-		return []Role{RoleReferee}
-	case TypeLeagueRegisterRequest, TypeGameJoinAck, TypeChooseParityResponse:
-		return []Role{RolePlayer}
-	case TypeLeagueQuery:
-		return []Role{RolePlayer, RoleReferee}
+// ReplyType is the message type that answers a request of type t, or ""
+// when the answer is a plain acknowledgement (broadcasts, GAME_OVER,
+// GAME_ERROR) or t is not a request.
+func ReplyType(t MessageType) MessageType { return typeTable[t].reply }
+
+// ToolName is the method name we send for a message type: the tool name of
+// api-reference §2 and DESIGN §4 where there is one, else the type itself.
+func ToolName(t MessageType) string {
+	if tool := typeTable[t].tool; tool != "" {
+		return tool
 	}
-	return []Role{RoleLeagueManager}
+	return string(t)
 }

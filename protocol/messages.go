@@ -591,8 +591,9 @@ func (m *LeagueQuery) check(v *validator) {
 	}
 }
 
-// LeagueQueryResponse is LEAGUE_QUERY_RESPONSE. Data is kept as raw JSON on
-// input; on output it is whatever the manager put in it.
+// LeagueQueryResponse is LEAGUE_QUERY_RESPONSE. On input Data and Error
+// decode as generic JSON values (numbers as float64); a caller that needs
+// exact values decodes the raw result itself.
 type LeagueQueryResponse struct {
 	Envelope
 	QueryType string `json:"query_type"`
@@ -626,6 +627,11 @@ type StartMatch struct {
 	AltPlayerAEndpoint    string `json:"player_A_endpoint,omitzero"`
 	AltPlayerBEndpoint    string `json:"player_B_endpoint,omitzero"`
 	LeagueManagerEndpoint string `json:"league_manager_endpoint,omitzero"`
+	// MatchSeed is this implementation's extension: the seed of the drawn
+	// number, derived from the league seed and the match id, so a league
+	// split across processes draws what a simulated one does. Other
+	// implementations ignore it; without it a referee uses its own seed.
+	MatchSeed *uint64 `json:"match_seed,omitzero"`
 }
 
 // Type implements Message.

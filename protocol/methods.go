@@ -36,24 +36,11 @@ const (
 	MethodMCPMessage = "mcp_message"
 )
 
-// methodTypes maps every accepted method name to its message type; it is
-// read-only data.
-var methodTypes = map[string]MessageType{
-	// api-reference §2 tool names.
-	MethodRegisterReferee:      TypeRefereeRegisterRequest,
-	MethodRegisterPlayer:       TypeLeagueRegisterRequest,
-	MethodReportMatchResult:    TypeMatchResultReport,
-	MethodHandleGameInvitation: TypeGameInvitation,
-	MethodChooseParity:         TypeChooseParityCall,
-	MethodNotifyMatchResult:    TypeGameOver,
-	MethodLeagueQuery:          TypeLeagueQuery,
-	// api-reference §4.1 and DESIGN §4 broadcast and tool names.
-	MethodStartMatch:           TypeStartMatch,
-	MethodNotifyGameError:      TypeGameError,
-	MethodNotifyRound:          TypeRoundAnnouncement,
-	MethodUpdateStandings:      TypeLeagueStandingsUpdate,
-	MethodNotifyRoundCompleted: TypeRoundCompleted,
-	MethodNotifyLeagueComplete: TypeLeagueCompleted,
+// methodAliases are the names accepted beyond the types themselves and
+// the tool names of typeTable: read-only data.
+var methodAliases = map[string]MessageType{
+	// api-reference §4.1.
+	MethodStartMatch: TypeStartMatch,
 	// dialect-b tool names.
 	"receive_game_invitation": TypeGameInvitation,
 	"receive_game_over":       TypeGameOver,
@@ -62,17 +49,27 @@ var methodTypes = map[string]MessageType{
 	"STANDINGS_NOTIFICATION": TypeLeagueStandingsUpdate,
 }
 
+// methodTypes maps every accepted method name to its message type.
+var methodTypes = func() map[string]MessageType {
+	m := make(map[string]MessageType, len(typeTable)*2+len(methodAliases))
+	for t, info := range typeTable {
+		m[string(t)] = t
+		if info.tool != "" {
+			m[info.tool] = t
+		}
+	}
+	for k, v := range methodAliases {
+		m[k] = v
+	}
+	return m
+}()
+
 // MethodType resolves a method name to a message type. Every message type
 // is its own method name. ok is false for names that are not league
 // messages (tools such as ping, or unknown names).
 func MethodType(method string) (MessageType, bool) {
-	if t, ok := methodTypes[method]; ok {
-		return t, true
-	}
-	if New(MessageType(method)) != nil {
-		return MessageType(method), true
-	}
-	return "", false
+	t, ok := methodTypes[method]
+	return t, ok
 }
 
 // Canonical returns the message type t stands for: itself, or the type an
@@ -88,44 +85,9 @@ func Canonical(t MessageType) MessageType {
 // Aliases returns every method name that resolves to a message type,
 // including the message types themselves.
 func Aliases() map[string]MessageType {
-	out := make(map[string]MessageType, len(methodTypes)+21)
+	out := make(map[string]MessageType, len(methodTypes))
 	for k, v := range methodTypes {
 		out[k] = v
 	}
-	for _, t := range MessageTypes() {
-		out[string(t)] = t
-	}
 	return out
-}
-
-// ToolName is the method name we send for a message type: the tool name of
-// api-reference §2 and DESIGN §4 where there is one, else the type itself.
-func ToolName(t MessageType) string {
-	switch t {
-	case TypeRefereeRegisterRequest:
-		return MethodRegisterReferee
-	case TypeLeagueRegisterRequest:
-		return MethodRegisterPlayer
-	case TypeMatchResultReport:
-		return MethodReportMatchResult
-	case TypeLeagueQuery:
-		return MethodLeagueQuery
-	case TypeGameInvitation:
-		return MethodHandleGameInvitation
-	case TypeChooseParityCall:
-		return MethodChooseParity
-	case TypeGameOver:
-		return MethodNotifyMatchResult
-	case TypeGameError:
-		return MethodNotifyGameError
-	case TypeRoundAnnouncement:
-		return MethodNotifyRound
-	case TypeLeagueStandingsUpdate:
-		return MethodUpdateStandings
-	case TypeRoundCompleted:
-		return MethodNotifyRoundCompleted
-	case TypeLeagueCompleted:
-		return MethodNotifyLeagueComplete
-	}
-	return string(t)
 }

@@ -225,34 +225,41 @@ func ValidateBody(m Message) error { return validate(m, false) }
 func validate(m Message, envelopeRequired bool) error {
 	var v validator
 	e := m.Env()
+	v.envelope(e, envelopeRequired)
+	if e.MessageType != "" && Canonical(e.MessageType) != m.Type() {
+		v.add(ErrInvalidMessageFormat, "message_type", fmt.Sprintf("must be %q, got %q", m.Type(), clip(string(e.MessageType))))
+	}
+	if s, err := ParseSender(e.Sender); err == nil && !roleAllowed(m.Type(), s.Role) {
+		v.add(ErrInvalidMessageFormat, "sender", fmt.Sprintf("a %s cannot send %s", s.Role, m.Type()))
+	}
+	m.check(&v)
+	return v.err()
+}
+
+// envelope checks the envelope fields every message shares: protocol and
+// sender when required, and every field that is present.
+func (v *validator) envelope(e *Envelope, required bool) {
 	switch {
 	case e.Protocol == Version:
 	case e.Protocol == "":
-		if envelopeRequired {
+		if required {
 			v.add(ErrProtocolMismatch, "protocol", `is required and must be "league.v2"`)
 		}
 	default:
 		v.add(ErrProtocolMismatch, "protocol", fmt.Sprintf("must be %q, got %q", Version, clip(e.Protocol)))
 	}
-	if e.MessageType != "" && Canonical(e.MessageType) != m.Type() {
-		v.add(ErrInvalidMessageFormat, "message_type", fmt.Sprintf("must be %q, got %q", m.Type(), clip(string(e.MessageType))))
-	}
 	if e.Sender == "" {
-		if envelopeRequired {
+		if required {
 			v.missing("sender")
 		}
-	} else if s, err := ParseSender(e.Sender); err != nil {
+	} else if _, err := ParseSender(e.Sender); err != nil {
 		v.add(ErrInvalidMessageFormat, "sender", err.Error())
-	} else if !roleAllowed(m.Type(), s.Role) {
-		v.add(ErrInvalidMessageFormat, "sender", fmt.Sprintf("a %s cannot send %s", s.Role, m.Type()))
 	}
 	v.timestamp("timestamp", e.Timestamp)
-	m.check(&v)
-	return v.err()
 }
 
 func roleAllowed(t MessageType, r Role) bool {
-	for _, ok := range senderRoles(t) {
+	for _, ok := range typeTable[t].senders {
 		if ok == r {
 			return true
 		}
@@ -358,7 +365,10 @@ func CheckEndpoint(s string) error {
 	return nil
 }
 
-// clip shortens hostile input before it is quoted back in an error.
+// Clip shortens hostile input, on a UTF-8 boundary, before it is quoted
+// back in an error or a log line.
+func Clip(s string) string { return clip(s) }
+
 func clip(s string) string {
 	const max = 64
 	if len(s) <= max {
@@ -377,14 +387,6 @@ func clip(s string) string {
 // E011 and a malformed sender or timestamp E002.
 func ValidateEnvelope(e *Envelope) error {
 	var v validator
-	if e.Protocol != "" && e.Protocol != Version {
-		v.add(ErrProtocolMismatch, "protocol", fmt.Sprintf("must be %q, got %q", Version, clip(e.Protocol)))
-	}
-	if e.Sender != "" {
-		if _, err := ParseSender(e.Sender); err != nil {
-			v.add(ErrInvalidMessageFormat, "sender", err.Error())
-		}
-	}
-	v.timestamp("timestamp", e.Timestamp)
+	v.envelope(e, false)
 	return v.err()
 }

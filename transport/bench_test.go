@@ -1,0 +1,46 @@
+package transport_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// BenchmarkCall measures one parity call and its reply: encode the request,
+// move it over the network, decode and validate it, run the handler, encode
+// the reply, move it back and decode it.
+func BenchmarkCall(b *testing.B) {
+	call := &protocol.ChooseParityCall{
+		Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeChooseParityCall,
+			Sender: "referee:REF01", Timestamp: fixedTime, ConversationID: "conv-r1m1", LeagueID: "league_2025_even_odd",
+			AuthToken: "0123456789abcdef0123456789abcdef"},
+		MatchID: "R1M1", PlayerID: "P01", GameType: protocol.GameEvenOdd,
+		Context:  &protocol.ParityContext{OpponentID: "P02", RoundID: 1},
+		Deadline: "2025-01-15T10:31:00Z",
+	}
+	forEachNetworkB(b, func(b *testing.B, nw network) {
+		l, err := nw.Listen("bench", newTestMux())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { nw.closeIdle(); _ = l.Shutdown(context.Background()) }()
+		c := transport.NewClient(nw, 5*time.Second)
+		ctx := context.Background()
+		ep := l.Endpoint()
+		b.ReportAllocs()
+		for b.Loop() {
+			var resp protocol.ChooseParityResponse
+			if err := c.Call(ctx, ep, protocol.MethodChooseParity, call, &resp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func forEachNetworkB(b *testing.B, f func(b *testing.B, nw network)) {
+	b.Run("mem", func(b *testing.B) { f(b, memNetwork()) })
+	b.Run("http", func(b *testing.B) { f(b, httpNetwork()) })
+}

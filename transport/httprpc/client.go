@@ -1,0 +1,177 @@
+package httprpc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// ClientConfig holds the limits of a client. Zero fields take the defaults.
+type ClientConfig struct {
+	// MaxResponseBytes bounds a response body (default 8 MiB).
+	MaxResponseBytes int64
+	// MaxIdleConnsPerHost is how many idle connections are kept per peer
+	// (default 64: a referee's concurrent matches reuse them).
+	MaxIdleConnsPerHost int
+	// DialTimeout bounds connecting (default 5s; the call's deadline also
+	// applies).
+	DialTimeout time.Duration
+}
+
+// Defaults of ClientConfig.
+const (
+	DefaultMaxResponseBytes    = 8 << 20
+	DefaultMaxIdleConnsPerHost = 64
+	DefaultDialTimeout         = 5 * time.Second
+)
+
+// Client is the HTTP RoundTripper: one POST per call, kept-alive
+// connections, and no http.DefaultClient.
+type Client struct {
+	hc    *http.Client
+	limit int64
+}
+
+// NewClient returns a Client with its own connection pool.
+func NewClient(cfg ClientConfig) *Client {
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.MaxIdleConnsPerHost <= 0 {
+		cfg.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	tr := &http.Transport{
+		Proxy:                 nil, // agents talk directly; a proxy env var must not reroute a league
+		DialContext:           (&net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          4 * cfg.MaxIdleConnsPerHost,
+		MaxIdleConnsPerHost:   cfg.MaxIdleConnsPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   cfg.DialTimeout,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	return &Client{
+		hc: &http.Client{
+			Transport: tr,
+			// A league endpoint does not redirect; following one could send
+			// a token elsewhere.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		limit: cfg.MaxResponseBytes,
+	}
+}
+
+// CloseIdleConnections drops kept-alive connections.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
+// RoundTrip POSTs body to endpoint. A 2xx body is returned as it is; a
+// non-2xx body is returned too when it is a JSON-RPC response (some
+// implementations answer errors with 4xx/5xx statuses), else the status is
+// the error.
+func (c *Client) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint,
+			Err: errors.New("not an http:// or https:// URL")}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint, Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, classifyDial(endpoint, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > c.limit {
+		return nil, &transport.Error{Kind: transport.KindBadResponse, Endpoint: endpoint,
+			Err: fmt.Errorf("response larger than %d bytes", c.limit)}
+	}
+	if resp.StatusCode/100 == 2 {
+		return data, nil
+	}
+	if isRPCResponse(data) {
+		return data, nil
+	}
+	kind := transport.KindStatus
+	switch resp.StatusCode {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		kind = transport.KindUnreachable
+	}
+	return nil, &transport.Error{Kind: kind, Endpoint: endpoint, Status: resp.StatusCode,
+		Err: errors.New(snippet(data))}
+}
+
+// classifyDial separates an endpoint that cannot exist (the host name does
+// not resolve) from one where nobody answers (refused, reset).
+func classifyDial(endpoint string, err error) error {
+	if dns, ok := errors.AsType[*net.DNSError](err); ok && dns.IsNotFound {
+		return &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint, Err: err}
+	}
+	return err
+}
+
+func isRPCResponse(data []byte) bool {
+	var probe struct {
+		JSONRPC jsontext.Value `json:"jsonrpc"`
+		Result  jsontext.Value `json:"result"`
+		Error   jsontext.Value `json:"error"`
+	}
+	if json.Unmarshal(data, &probe, jsontext.AllowDuplicateNames(true)) != nil {
+		return false
+	}
+	return probe.JSONRPC != nil && (probe.Result != nil || probe.Error != nil)
+}
+
+func snippet(b []byte) string {
+	return protocol.Clip(strings.TrimSpace(string(bytes.ToValidUTF8(b, []byte("?")))))
+}
+
+// Network serves listeners on loopback ports and calls them over HTTP; it
+// is what `simulate --transport http` runs on.
+type Network struct {
+	*Client
+	cfg    ServerConfig
+	host   string
+	logger *slog.Logger
+}
+
+// NewNetwork returns a Network that binds host (127.0.0.1 when empty) on
+// free ports.
+func NewNetwork(host string, cfg ServerConfig, client *Client, logger *slog.Logger) *Network {
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if client == nil {
+		client = NewClient(ClientConfig{})
+	}
+	return &Network{Client: client, cfg: cfg, host: host, logger: logger}
+}
+
+// Listen implements transport.Network: a new server on a free port.
+func (n *Network) Listen(_ string, srv transport.MessageServer) (transport.Listener, error) {
+	return Serve(net.JoinHostPort(n.host, "0"), srv, n.cfg, n.logger)
+}

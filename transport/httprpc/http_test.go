@@ -1,0 +1,236 @@
+package httprpc_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
+)
+
+func pingMux() *transport.Mux {
+	m := transport.NewMux(nil)
+	m.HandleFunc("ping", func(context.Context, *transport.Request) (any, error) {
+		return map[string]string{"status": "ok"}, nil
+	})
+	m.SetHealth(func() any {
+		return map[string]any{"role": "player", "id": "P01", "state": "REGISTERED"}
+	})
+	return m
+}
+
+// startServer serves m on a free loopback port with cfg.
+func startServer(t *testing.T, m transport.MessageServer, cfg httprpc.ServerConfig) (*httprpc.Listener, *http.Client) {
+	t.Helper()
+	l, err := httprpc.Serve("127.0.0.1:0", m, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(func() {
+		hc.CloseIdleConnections()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = l.Shutdown(ctx)
+	})
+	return l, hc
+}
+
+func do(t *testing.T, hc *http.Client, method, url, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+func TestServerSurface(t *testing.T) {
+	l, hc := startServer(t, pingMux(), httprpc.ServerConfig{MaxBodyBytes: 1024})
+	ep := l.Endpoint()
+	base := strings.TrimSuffix(ep, "/mcp")
+
+	t.Run("call", func(t *testing.T) {
+		is := is.New(t)
+		resp, body := do(t, hc, "POST", ep, `{"jsonrpc":"2.0","method":"ping","id":1}`)
+		is.Equal(resp.StatusCode, 200)
+		is.Equal(resp.Header.Get("Content-Type"), "application/json")
+		is.Equal(body, `{"jsonrpc":"2.0","result":{"status":"ok"},"id":1}`)
+	})
+	t.Run("notification", func(t *testing.T) {
+		is := is.New(t)
+		resp, body := do(t, hc, "POST", ep, `{"jsonrpc":"2.0","method":"ping"}`)
+		is.Equal(resp.StatusCode, 204)
+		is.Equal(body, "")
+	})
+	t.Run("errors are 200 with a JSON-RPC body", func(t *testing.T) {
+		is := is.New(t)
+		resp, body := do(t, hc, "POST", ep, `{"jsonrpc":"2.0","method":"nope","id":1}`)
+		is.Equal(resp.StatusCode, 200)
+		is.True(strings.Contains(body, `"code":-32601`))
+	})
+	t.Run("body limit", func(t *testing.T) {
+		is := is.New(t)
+		big := `{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + strings.Repeat("x", 2000) + `"},"id":1}`
+		resp, body := do(t, hc, "POST", ep, big)
+		is.Equal(resp.StatusCode, 413)
+		is.Equal(body, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: body larger than 1024 bytes"},"id":null}`)
+	})
+	t.Run("health", func(t *testing.T) {
+		is := is.New(t)
+		resp, body := do(t, hc, "GET", base+"/health", "")
+		is.Equal(resp.StatusCode, 200)
+		is.Equal(body, `{"id":"P01","role":"player","state":"REGISTERED"}`)
+	})
+	t.Run("GET /mcp", func(t *testing.T) {
+		is := is.New(t)
+		resp, _ := do(t, hc, "GET", ep, "")
+		is.Equal(resp.StatusCode, 405)
+		is.Equal(resp.Header.Get("Allow"), "POST")
+	})
+	t.Run("other path", func(t *testing.T) {
+		is := is.New(t)
+		resp, _ := do(t, hc, "POST", base+"/rpc", `{}`)
+		is.Equal(resp.StatusCode, 404)
+	})
+}
+
+// TestSlowClient: a client that never finishes its headers is cut off by
+// ReadHeaderTimeout; it cannot hold a connection open.
+func TestSlowClient(t *testing.T) {
+	is := is.New(t)
+	l, _ := startServer(t, pingMux(), httprpc.ServerConfig{ReadHeaderTimeout: 100 * time.Millisecond})
+	addr := strings.TrimSuffix(strings.TrimPrefix(l.Endpoint(), "http://"), "/mcp")
+	conn, err := net.Dial("tcp", addr)
+	is.NoErr(err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("POST /mcp HTTP/1.1\r\nHost: x\r\n"))
+	is.NoErr(err)
+	// The deadline only bounds the test; the server must close first.
+	is.NoErr(conn.SetReadDeadline(time.Now().Add(5 * time.Second)))
+	_, err = bufio.NewReader(conn).ReadString('\n')
+	var ne net.Error
+	is.True(!errors.As(err, &ne) || !ne.Timeout()) // closed by the server, not by our deadline
+}
+
+// TestSlowBody: a client that sends headers then trickles its body is cut
+// off by ReadTimeout.
+func TestSlowBody(t *testing.T) {
+	is := is.New(t)
+	l, _ := startServer(t, pingMux(), httprpc.ServerConfig{ReadTimeout: 100 * time.Millisecond})
+	addr := strings.TrimSuffix(strings.TrimPrefix(l.Endpoint(), "http://"), "/mcp")
+	conn, err := net.Dial("tcp", addr)
+	is.NoErr(err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"json"))
+	is.NoErr(err)
+	is.NoErr(conn.SetReadDeadline(time.Now().Add(5 * time.Second)))
+	_, err = io.ReadAll(conn)
+	var ne net.Error
+	is.True(!errors.As(err, &ne) || !ne.Timeout()) // closed by the server
+}
+
+// TestClientStatuses: what the client makes of answers other than a 2xx
+// JSON-RPC body.
+func TestClientStatuses(t *testing.T) {
+	cases := []struct {
+		name   string
+		status int
+		body   string
+		kind   transport.Kind
+		code   protocol.Code
+		retry  bool
+	}{
+		{"dialect-a error with a 4xx status", 401, `{"jsonrpc":"2.0","result":null,"error":{"code":-32001,"message":"AUTH_TOKEN_INVALID","data":{"error_code":"E012"}},"id":1}`,
+			transport.KindRemote, protocol.ErrAuthTokenInvalid, false},
+		{"JSON-RPC error with a 500 status", 500, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"boom"},"id":1}`,
+			transport.KindRemote, protocol.ErrInternal, true},
+		{"503 without a body", 503, ``, transport.KindUnreachable, protocol.ErrServiceUnavailable, true},
+		{"502 from a proxy", 502, `<html>Bad Gateway</html>`, transport.KindUnreachable, protocol.ErrServiceUnavailable, true},
+		{"a bare code of another implementation says nothing", 500, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Server error"},"id":1}`,
+			transport.KindRemote, "", false},
+		{"a bare standard code", 200, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"},"id":1}`,
+			transport.KindRemote, protocol.ErrInvalidMessageFormat, false},
+		{"500 text", 500, `Internal Server Error`, transport.KindStatus, protocol.ErrInternal, true},
+		{"429", 429, `slow down`, transport.KindStatus, protocol.ErrRateLimitExceeded, true},
+		{"404", 404, `not here`, transport.KindStatus, protocol.ErrInvalidEndpoint, false},
+		{"redirect is not followed", 302, ``, transport.KindStatus, protocol.ErrInvalidMessageFormat, false},
+		{"200 but not JSON", 200, `<html>hello</html>`, transport.KindBadResponse, protocol.ErrInvalidMessageFormat, false},
+		{"200 empty", 200, ``, transport.KindBadResponse, protocol.ErrInvalidMessageFormat, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if c.status == 302 {
+					w.Header().Set("Location", "http://127.0.0.1:1/elsewhere")
+				}
+				w.WriteHeader(c.status)
+				_, _ = io.WriteString(w, c.body)
+			}))
+			defer srv.Close()
+			client := httprpc.NewClient(httprpc.ClientConfig{})
+			defer client.CloseIdleConnections()
+			err := transport.NewClient(client, time.Second).Call(context.Background(), srv.URL+"/mcp", "ping", nil, nil)
+			e, ok := errors.AsType[*transport.Error](err)
+			is.True(ok) // a transport.Error
+			is.Equal(e.Kind, c.kind)
+			is.Equal(e.LeagueCode(), c.code)
+			is.Equal(e.Retryable(), c.retry)
+		})
+	}
+}
+
+func TestClientResponseLimit(t *testing.T) {
+	is := is.New(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","result":"`+strings.Repeat("x", 4096)+`","id":1}`)
+	}))
+	defer srv.Close()
+	client := httprpc.NewClient(httprpc.ClientConfig{MaxResponseBytes: 1024})
+	defer client.CloseIdleConnections()
+	err := transport.NewClient(client, time.Second).Call(context.Background(), srv.URL, "ping", nil, nil)
+	e, ok := errors.AsType[*transport.Error](err)
+	is.True(ok)
+	is.Equal(e.Kind, transport.KindBadResponse) // a hostile peer cannot make us buffer without bound
+}
+
+func TestClientUnresolvableHost(t *testing.T) {
+	is := is.New(t)
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	err := transport.NewClient(client, 2*time.Second).Call(context.Background(), "http://no-such-host.invalid/mcp", "ping", nil, nil)
+	is.Equal(protocol.CodeOf(err), protocol.ErrInvalidEndpoint)
+	is.True(!transport.IsRetryable(err)) // E018 is final
+}
+
+// TestListenerStopsTwice: Shutdown then Close (a deferred Close after a
+// graceful stop) and Close twice must not hang.
+func TestListenerStopsTwice(t *testing.T) {
+	is := is.New(t)
+	l, err := httprpc.Serve("127.0.0.1:0", pingMux(), httprpc.ServerConfig{}, nil)
+	is.NoErr(err)
+	is.NoErr(l.Shutdown(context.Background()))
+	_ = l.Close()
+	_ = l.Close()
+	is.NoErr(l.Shutdown(context.Background()))
+}

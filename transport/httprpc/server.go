@@ -1,0 +1,228 @@
+// Package httprpc is the HTTP network: JSON-RPC 2.0 over POST /mcp, health
+// over GET /health, and a client that keeps connections alive.
+package httprpc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// Path is where league.v2 is served.
+const Path = "/mcp"
+
+// HealthPath is the health check.
+const HealthPath = "/health"
+
+// ServerConfig holds the limits of a server. Zero fields take the defaults.
+type ServerConfig struct {
+	// MaxBodyBytes bounds a request body (default 1 MiB).
+	MaxBodyBytes int64
+	// ReadHeaderTimeout bounds reading the request headers (default 5s).
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request (default 10s).
+	ReadTimeout time.Duration
+	// WriteTimeout bounds a request from the end of its headers to the end
+	// of the reply, handler included (default 90s: longer than the spec's
+	// 30 s choice timeout with its retries).
+	WriteTimeout time.Duration
+	// IdleTimeout bounds a kept-alive connection between requests
+	// (default 120s).
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds the request headers (default 64 KiB).
+	MaxHeaderBytes int
+}
+
+// Defaults of ServerConfig.
+const (
+	DefaultMaxBodyBytes      = 1 << 20
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 10 * time.Second
+	DefaultWriteTimeout      = 90 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultMaxHeaderBytes    = 64 << 10
+)
+
+func (c ServerConfig) withDefaults() ServerConfig {
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		c.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxHeaderBytes <= 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	return c
+}
+
+// Healther is a MessageServer that reports its health (transport.Mux is one).
+type Healther interface {
+	Health() any
+}
+
+// NewHandler serves srv at POST /mcp and its health at GET /health.
+func NewHandler(srv transport.MessageServer, cfg ServerConfig) http.Handler {
+	cfg = cfg.withDefaults()
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+Path, func(w http.ResponseWriter, r *http.Request) {
+		serveRPC(w, r, srv, cfg.MaxBodyBytes)
+	})
+	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "POST")
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "use POST " + Path + " with a JSON-RPC 2.0 body"})
+	})
+	mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, r *http.Request) {
+		var h any = map[string]string{"status": "ok"}
+		if hs, ok := srv.(Healther); ok {
+			h = hs.Health()
+		}
+		writeJSON(w, http.StatusOK, h)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found: league.v2 is served at POST " + Path})
+	})
+	return mux
+}
+
+func serveRPC(w http.ResponseWriter, r *http.Request, srv transport.MessageServer, limit int64) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			e := protocol.NewRPCError(protocol.CodeInvalidRequest,
+				"Invalid Request: body larger than "+strconv.FormatInt(limit, 10)+" bytes")
+			w.Header().Set("Connection", "close")
+			writeRaw(w, http.StatusRequestEntityTooLarge, protocol.AppendError(nil, nil, e))
+			return
+		}
+		// The client went away or was too slow: there is nobody to answer.
+		return
+	}
+	reply := srv.ServeMessage(r.Context(), body, peerOf(r))
+	if reply == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	writeRaw(w, http.StatusOK, reply)
+}
+
+func peerOf(r *http.Request) transport.Peer {
+	p := transport.Peer{Network: "http", Addr: r.RemoteAddr}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if ip := net.ParseIP(host); ip != nil {
+			p.Loopback = ip.IsLoopback()
+		}
+	}
+	return p
+}
+
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"cannot encode"}`)
+	}
+	writeRaw(w, status, b)
+}
+
+// NewServer returns an http.Server for h with every timeout and limit of
+// cfg set, logging through logger.
+func NewServer(addr string, h http.Handler, cfg ServerConfig, logger *slog.Logger) *http.Server {
+	cfg = cfg.withDefaults()
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+	}
+}
+
+// Listener is an HTTP server on a bound socket.
+type Listener struct {
+	srv      *http.Server
+	endpoint string
+	done     chan struct{} // closed when Serve has returned
+}
+
+// Serve binds addr ("127.0.0.1:0" for a free port) and serves srv on it
+// until Shutdown or Close.
+func Serve(addr string, srv transport.MessageServer, cfg ServerConfig, logger *slog.Logger) (*Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return ServeOn(ln, srv, cfg, logger), nil
+}
+
+// ServeOn serves srv on an already bound listener.
+func ServeOn(ln net.Listener, srv transport.MessageServer, cfg ServerConfig, logger *slog.Logger) *Listener {
+	l := &Listener{
+		srv:      NewServer(ln.Addr().String(), NewHandler(srv, cfg), cfg, logger),
+		endpoint: EndpointFor(ln.Addr()),
+		done:     make(chan struct{}),
+	}
+	go func() {
+		defer close(l.done)
+		_ = l.srv.Serve(ln) // ErrServerClosed, or a listener error that Shutdown/Close reports again
+	}()
+	return l
+}
+
+// EndpointFor is the /mcp URL of a bound address.
+func EndpointFor(a net.Addr) string {
+	return "http://" + a.String() + Path
+}
+
+// Endpoint implements transport.Listener.
+func (l *Listener) Endpoint() string { return l.endpoint }
+
+// Shutdown stops accepting and waits for requests in flight. It may be
+// called again, and after Close.
+func (l *Listener) Shutdown(ctx context.Context) error {
+	err := l.srv.Shutdown(ctx)
+	if err == nil {
+		<-l.done
+	}
+	return err
+}
+
+// Close stops at once, dropping requests in flight. It may be called again,
+// and after Shutdown.
+func (l *Listener) Close() error {
+	err := l.srv.Close()
+	<-l.done
+	return err
+}

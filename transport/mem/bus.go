@@ -1,0 +1,136 @@
+// Package mem is the in-memory network: endpoints are mem://name, and a
+// call hands the encoded request bytes to the listener's MessageServer in a
+// goroutine of its own and waits on a channel for the encoded reply, so
+// every message takes the same decode, validate, dispatch and encode path
+// as over HTTP.
+package mem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// Scheme is the URL scheme of bus endpoints.
+const Scheme = "mem"
+
+// Bus is an in-memory network. The zero value is not usable; use NewBus.
+type Bus struct {
+	mu        sync.RWMutex
+	listeners map[string]*Listener
+}
+
+// NewBus returns an empty bus.
+func NewBus() *Bus {
+	return &Bus{listeners: map[string]*Listener{}}
+}
+
+// Listen serves srv at mem://name. A name may be served once at a time.
+func (b *Bus) Listen(name string, srv transport.MessageServer) (transport.Listener, error) {
+	if name == "" || strings.ContainsAny(name, "/?#") {
+		return nil, fmt.Errorf("mem: invalid listener name %q", name)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, taken := b.listeners[name]; taken {
+		return nil, fmt.Errorf("mem: %s://%s is already served", Scheme, name)
+	}
+	l := &Listener{bus: b, name: name, srv: srv, closed: make(chan struct{})}
+	b.listeners[name] = l
+	return l, nil
+}
+
+// RoundTrip delivers body to the listener of endpoint and waits for its
+// reply, the caller's context, or the listener's closing.
+func (b *Bus) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	name, ok := strings.CutPrefix(endpoint, Scheme+"://")
+	if !ok || name == "" || strings.ContainsAny(name, "/?#") {
+		return nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint,
+			Err: errors.New("not a mem://name endpoint")}
+	}
+	b.mu.RLock()
+	l := b.listeners[name]
+	b.mu.RUnlock()
+	if l == nil || !l.acquire() {
+		return nil, transport.ErrNoListener
+	}
+	// The server gets its own copy: the caller may reuse its buffer.
+	req := append([]byte(nil), body...)
+	reply := make(chan []byte, 1)
+	go func() {
+		defer l.inflight.Done()
+		reply <- l.srv.ServeMessage(ctx, req, transport.Peer{Network: Scheme, Addr: "mem", Loopback: true})
+	}()
+	select {
+	case r := <-reply:
+		if r == nil {
+			return []byte{}, nil
+		}
+		return r, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-l.closed:
+		return nil, errors.New("mem: listener closed during the call")
+	}
+}
+
+// Listener is one endpoint on a bus.
+type Listener struct {
+	bus      *Bus
+	name     string
+	srv      transport.MessageServer
+	mu       sync.Mutex
+	down     bool
+	inflight sync.WaitGroup
+	closed   chan struct{} // closed by Close: calls in flight fail at once
+	once     sync.Once
+}
+
+// acquire counts a call in unless the listener is shutting down.
+func (l *Listener) acquire() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.down {
+		return false
+	}
+	l.inflight.Add(1)
+	return true
+}
+
+// Endpoint implements transport.Listener.
+func (l *Listener) Endpoint() string { return Scheme + "://" + l.name }
+
+// Shutdown stops taking calls and waits for those in flight to finish.
+func (l *Listener) Shutdown(ctx context.Context) error {
+	l.stop()
+	done := make(chan struct{})
+	go func() { l.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops at once: new calls find nobody, calls in flight fail.
+func (l *Listener) Close() error {
+	l.stop()
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *Listener) stop() {
+	l.mu.Lock()
+	l.down = true
+	l.mu.Unlock()
+	l.bus.mu.Lock()
+	if l.bus.listeners[l.name] == l {
+		delete(l.bus.listeners, l.name)
+	}
+	l.bus.mu.Unlock()
+}

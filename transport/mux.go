@@ -1,0 +1,328 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// Mux routes league requests to handlers. Methods are registered by message
+// type, tool name or alias; aliases are resolved once, at registration, so
+// dispatch is one map lookup. Its ServeMessage is the one path every
+// network uses.
+//
+// Register every method and the health function before serving: a Mux is
+// not safe to change while it serves.
+type Mux struct {
+	byType  map[protocol.MessageType]Handler
+	byTool  map[string]Handler
+	health  func() any
+	logger  *slog.Logger
+	timeout time.Duration
+}
+
+// DefaultHandlerTimeout bounds a handler when the request's own context
+// has no deadline: longer than any answer the spec expects (the 30 s choice).
+const DefaultHandlerTimeout = 60 * time.Second
+
+// NewMux returns an empty Mux that logs through logger (nil: no logs).
+func NewMux(logger *slog.Logger) *Mux {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Mux{
+		byType:  map[protocol.MessageType]Handler{},
+		byTool:  map[string]Handler{},
+		logger:  logger,
+		timeout: DefaultHandlerTimeout,
+	}
+}
+
+// SetHandlerTimeout bounds how long one handler may run (0: no bound but
+// the caller's). A caller that never gives up cannot hold a handler forever.
+func (m *Mux) SetHandlerTimeout(d time.Duration) { m.timeout = d }
+
+// Handle registers h for method: a message type or any of its aliases
+// (which all then reach h), or the name of a tool that is not a league
+// message. Registering the same method twice is a programming error.
+func (m *Mux) Handle(method string, h Handler) {
+	if t, ok := protocol.MethodType(method); ok {
+		if _, dup := m.byType[t]; dup {
+			panic("transport: handler for " + string(t) + " registered twice")
+		}
+		m.byType[t] = h
+		return
+	}
+	if method == "" || method == protocol.MethodToolsCall {
+		panic("transport: cannot register method " + method)
+	}
+	if _, dup := m.byTool[method]; dup {
+		panic("transport: handler for " + method + " registered twice")
+	}
+	m.byTool[method] = h
+}
+
+// HandleFunc registers a function as the handler for method.
+func (m *Mux) HandleFunc(method string, f func(ctx context.Context, r *Request) (any, error)) {
+	m.Handle(method, HandlerFunc(f))
+}
+
+// SetHealth sets what GET /health reports.
+func (m *Mux) SetHealth(f func() any) { m.health = f }
+
+// Health is the agent's health report, or {"status":"ok"} when none is set.
+func (m *Mux) Health() any {
+	if m.health == nil {
+		return map[string]string{"status": "ok"}
+	}
+	return m.health()
+}
+
+// Methods lists the message types and tools served, for diagnostics.
+func (m *Mux) Methods() (types []protocol.MessageType, tools []string) {
+	for t := range m.byType {
+		types = append(types, t)
+	}
+	for n := range m.byTool {
+		tools = append(tools, n)
+	}
+	return types, tools
+}
+
+// ServeMessage serves one JSON-RPC body (a request or a batch) and returns
+// the encoded reply, or nil when nothing is to be answered: a notification,
+// or a batch of notifications only.
+func (m *Mux) ServeMessage(ctx context.Context, body []byte, peer Peer) []byte {
+	items, batch := protocol.DecodeRequests(body)
+	if !batch {
+		return m.serveOne(ctx, &items[0], peer)
+	}
+	var out []byte
+	for i := range items {
+		r := m.serveOne(ctx, &items[i], peer)
+		if r == nil {
+			continue
+		}
+		if out == nil {
+			out = append(out, '[')
+		} else {
+			out = append(out, ',')
+		}
+		out = append(out, r...)
+	}
+	if out == nil {
+		return nil
+	}
+	return append(out, ']')
+}
+
+func (m *Mux) serveOne(ctx context.Context, in *protocol.Incoming, peer Peer) []byte {
+	if in.Err != nil {
+		m.logRefused(ctx, "", in.Err, peer)
+		return protocol.AppendError(nil, in.ID, in.Err)
+	}
+	result, rerr := m.dispatch(ctx, &in.Request, peer)
+	if in.IsNotification() {
+		return nil
+	}
+	if rerr != nil {
+		return protocol.AppendError(nil, in.ID, rerr)
+	}
+	return protocol.AppendResult(make([]byte, 0, len(result)+len(in.ID)+32), in.ID, result)
+}
+
+// dispatch resolves the method, decodes and validates the params, calls the
+// handler and encodes its result.
+func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer) (jsontext.Value, *protocol.RPCError) {
+	r := &Request{Method: req.Method, Params: req.Params, Peer: peer}
+	if r.Method == protocol.MethodToolsCall {
+		tc, err := protocol.DecodeToolCall(req.Params)
+		if err != nil {
+			e := protocol.ToRPCError(protocol.Errorf(protocol.ErrInvalidMessageFormat, "%s", err))
+			e.Code, e.Message = protocol.CodeInvalidParams, "Invalid params: "+err.Error()
+			return nil, e
+		}
+		r.Method, r.Params, r.MCP = tc.Name, tc.Arguments, true
+	}
+	h, rerr := m.resolve(r)
+	if rerr != nil {
+		m.logRefused(ctx, r.Method, rerr, peer)
+		return nil, rerr
+	}
+	start := time.Now()
+	if m.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.timeout)
+		defer cancel()
+	}
+	result, err := m.call(ctx, h, r)
+	if err != nil {
+		rerr := protocol.ToRPCError(err)
+		m.logRefused(ctx, r.Method, rerr, peer)
+		return nil, rerr
+	}
+	out, err := encodeResult(result)
+	if err != nil {
+		m.logger.LogAttrs(ctx, slog.LevelError, "cannot encode reply", slog.String("method", r.Method), slog.Any("error", err))
+		return nil, protocol.ToRPCError(err)
+	}
+	if m.logger.Enabled(ctx, slog.LevelDebug) {
+		m.logger.LogAttrs(ctx, slog.LevelDebug, "served",
+			slog.String("method", r.Method), slog.String("message_type", string(r.Type)),
+			slog.String("conversation_id", r.Env.ConversationID), slog.String("sender", r.Env.Sender),
+			slog.Duration("took", time.Since(start)))
+	}
+	if r.MCP {
+		out = protocol.WrapMCP(out)
+	}
+	return out, nil
+}
+
+// resolve finds the handler for r and fills in Type, Msg and Env. A tool
+// registered under its own name is served as a tool; otherwise the method
+// names a message type, and params.message_type, when present, decides
+// which one.
+func (m *Mux) resolve(r *Request) (Handler, *protocol.RPCError) {
+	if h, ok := m.byTool[r.Method]; ok {
+		env := new(protocol.Envelope)
+		if r.Params.Kind() == '{' {
+			if err := protocol.DecodeInto(r.Params, env); err != nil {
+				return nil, protocol.ToRPCError(err)
+			}
+			if err := protocol.ValidateEnvelope(env); err != nil {
+				return nil, protocol.ToRPCError(err)
+			}
+		}
+		r.Env = env
+		return h, nil
+	}
+	typ, known := protocol.MethodType(r.Method)
+	switch r.Params.Kind() {
+	case 0, '{':
+	default:
+		if !known {
+			return nil, methodNotFound(r.Method)
+		}
+		return nil, protocol.NewRPCError(protocol.CodeInvalidParams, "Invalid params: params of "+r.Method+" must be an object")
+	}
+	var msg protocol.Message
+	if known {
+		var err error
+		if msg, err = protocol.DecodeMessage(typ, r.Params); err != nil {
+			return nil, protocol.ToRPCError(err)
+		}
+	}
+	// params.message_type decides when it is present.
+	if declared := m.declaredType(msg, r.Params); declared != "" && declared != typ {
+		t, ok := protocol.MethodType(string(declared))
+		if !ok {
+			return nil, protocol.ToRPCError(&protocol.Error{Code: protocol.ErrInvalidMessageFormat,
+				Detail: fmt.Sprintf("message_type: unknown message type %q", protocol.Clip(string(declared))),
+				Fields: nil})
+		}
+		if t != typ {
+			typ, known = t, true
+			var err error
+			if msg, err = protocol.DecodeMessage(typ, r.Params); err != nil {
+				return nil, protocol.ToRPCError(err)
+			}
+		}
+	}
+	if !known {
+		return nil, methodNotFound(r.Method)
+	}
+	h, ok := m.byType[typ]
+	if !ok {
+		return nil, methodNotFound(r.Method)
+	}
+	var err error
+	if r.MCP {
+		err = protocol.ValidateBody(msg)
+	} else {
+		err = protocol.Validate(msg)
+	}
+	if err != nil {
+		return nil, protocol.ToRPCError(err)
+	}
+	r.Type, r.Msg, r.Env = typ, msg, msg.Env()
+	return h, nil
+}
+
+// declaredType is params.message_type, taken from the decoded message when
+// there is one and read from the params otherwise.
+func (m *Mux) declaredType(msg protocol.Message, params jsontext.Value) protocol.MessageType {
+	if msg != nil {
+		return msg.Env().MessageType
+	}
+	if params.Kind() != '{' {
+		return ""
+	}
+	var env struct {
+		MessageType protocol.MessageType `json:"message_type"`
+	}
+	if json.Unmarshal(params, &env) != nil {
+		return ""
+	}
+	return env.MessageType
+}
+
+// call runs the handler; a panic becomes E015 and is logged with its
+// stack, and the server goes on.
+func (m *Mux) call(ctx context.Context, h Handler, r *Request) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			m.logger.LogAttrs(ctx, slog.LevelError, "handler panic",
+				slog.String("method", r.Method), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			result, err = nil, protocol.Errorf(protocol.ErrInternal, "internal error")
+		}
+	}()
+	return h.ServeLeague(ctx, r)
+}
+
+func (m *Mux) logRefused(ctx context.Context, method string, e *protocol.RPCError, peer Peer) {
+	if !m.logger.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	m.logger.LogAttrs(ctx, slog.LevelDebug, "request refused",
+		slog.String("method", protocol.Clip(method)), slog.Int("code", e.Code),
+		slog.String("error_code", string(e.LeagueCode())), slog.String("reason", e.Message),
+		slog.String("peer", peer.Addr))
+}
+
+func methodNotFound(method string) *protocol.RPCError {
+	e := protocol.ToRPCError(protocol.Errorf(protocol.ErrInvalidEndpoint, "method %q is not served here", protocol.Clip(method)))
+	// api-reference §6 pairs method-not-found with E018; the JSON-RPC code
+	// stays the standard one.
+	return &protocol.RPCError{Code: protocol.CodeMethodNotFound, Message: "Method not found: " + protocol.Clip(method), Data: e.Data}
+}
+
+// encodeResult encodes a handler's result. Pre-encoded results (a raw JSON
+// value) pass through, so a broadcast can be encoded once for every
+// recipient.
+func encodeResult(v any) (jsontext.Value, error) {
+	switch r := v.(type) {
+	case jsontext.Value:
+		if len(r) == 0 {
+			return jsontext.Value("null"), nil
+		}
+		if !r.IsValid() {
+			return nil, errors.New("handler returned invalid JSON")
+		}
+		return r, nil
+	case nil:
+		return jsontext.Value("null"), nil
+	}
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,489 @@
+package transport_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
+	"github.com/leaguectl/leaguectl/transport/mem"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/jsonrpc/vectors.txt with the current replies")
+
+// network is one of the two networks under test.
+type network struct {
+	transport.Network
+	name      string
+	closeIdle func() // drops the client's kept-alive connections
+}
+
+// forEachNetwork runs f over the in-memory bus and over loopback HTTP, so
+// every case holds on both.
+func forEachNetwork(t *testing.T, f func(t *testing.T, nw network)) {
+	t.Helper()
+	t.Run("mem", func(t *testing.T) { f(t, memNetwork()) })
+	t.Run("http", func(t *testing.T) { f(t, httpNetwork()) })
+}
+
+func memNetwork() network { return network{mem.NewBus(), "mem", func() {}} }
+
+func httpNetwork() network {
+	c := httprpc.NewClient(httprpc.ClientConfig{})
+	return network{httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, c, nil), "http", c.CloseIdleConnections}
+}
+
+// serve listens with srv and shuts the listener down when the test ends.
+// Connections a client dialed but never used count as active for 5 s on
+// the server, so the client's are dropped first, as a process does.
+func serve(t *testing.T, nw network, name string, srv transport.MessageServer) string {
+	t.Helper()
+	l, err := nw.Listen(name, srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		nw.closeIdle()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := l.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return l.Endpoint()
+}
+
+const fixedTime = "2025-01-15T10:30:00Z"
+
+// testMux serves a player-like agent plus the methods of the examples of
+// the JSON-RPC 2.0 specification, so the spec's own vectors can be played.
+type testMux struct {
+	*transport.Mux
+	release chan struct{} // closes to let a blocked parity call answer
+	mu      sync.Mutex
+	notes   []string // notifications received
+}
+
+func newTestMux() *testMux {
+	tm := &testMux{Mux: transport.NewMux(nil), release: make(chan struct{})}
+	m := tm.Mux
+	m.HandleFunc(string(protocol.TypeGameInvitation), func(ctx context.Context, r *transport.Request) (any, error) {
+		inv := r.Msg.(*protocol.GameInvitation)
+		yes := true
+		return &protocol.GameJoinAck{
+			Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeGameJoinAck,
+				Sender: "player:P01", Timestamp: fixedTime, ConversationID: inv.ConversationID},
+			MatchID: inv.MatchID, PlayerID: "P01", ArrivalTimestamp: fixedTime, Accept: &yes,
+		}, nil
+	})
+	m.HandleFunc(protocol.MethodChooseParity, func(ctx context.Context, r *transport.Request) (any, error) {
+		call := r.Msg.(*protocol.ChooseParityCall)
+		if call.MatchID == "BLOCK" {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-tm.release:
+			}
+		}
+		return &protocol.ChooseParityResponse{
+			Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeChooseParityResponse,
+				Sender: "player:P01", Timestamp: fixedTime, ConversationID: call.ConversationID},
+			MatchID: call.MatchID, PlayerID: call.PlayerID, ParityChoice: protocol.Even,
+		}, nil
+	})
+	ack := func(ctx context.Context, r *transport.Request) (any, error) {
+		return &protocol.Ack{Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: r.Type,
+			Sender: "player:P01", Timestamp: fixedTime, ConversationID: r.Env.ConversationID}, Status: "ACK"}, nil
+	}
+	m.HandleFunc(string(protocol.TypeGameOver), ack)
+	m.HandleFunc(string(protocol.TypeRoundAnnouncement), ack)
+	m.HandleFunc(protocol.MethodPing, func(ctx context.Context, r *transport.Request) (any, error) {
+		return map[string]string{"status": "ok"}, nil
+	})
+	m.HandleFunc("fail", func(ctx context.Context, r *transport.Request) (any, error) {
+		return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "token does not match sender")
+	})
+	m.HandleFunc("boom", func(ctx context.Context, r *transport.Request) (any, error) {
+		panic("handler bug")
+	})
+	// The JSON-RPC 2.0 specification's example methods.
+	m.HandleFunc("subtract", func(ctx context.Context, r *transport.Request) (any, error) {
+		var a, b float64
+		if r.Params.Kind() == '[' {
+			var p []float64
+			if json.Unmarshal(r.Params, &p) != nil || len(p) != 2 {
+				return nil, protocol.NewRPCError(protocol.CodeInvalidParams, "Invalid params")
+			}
+			a, b = p[0], p[1]
+		} else {
+			var p struct{ Minuend, Subtrahend float64 }
+			if json.Unmarshal(r.Params, &p, json.MatchCaseInsensitiveNames(true)) != nil {
+				return nil, protocol.NewRPCError(protocol.CodeInvalidParams, "Invalid params")
+			}
+			a, b = p.Minuend, p.Subtrahend
+		}
+		return a - b, nil
+	})
+	m.HandleFunc("sum", func(ctx context.Context, r *transport.Request) (any, error) {
+		var p []float64
+		if json.Unmarshal(r.Params, &p) != nil {
+			return nil, protocol.NewRPCError(protocol.CodeInvalidParams, "Invalid params")
+		}
+		s := 0.0
+		for _, x := range p {
+			s += x
+		}
+		return s, nil
+	})
+	m.HandleFunc("get_data", func(ctx context.Context, r *transport.Request) (any, error) {
+		return []any{"hello", 5}, nil
+	})
+	note := func(ctx context.Context, r *transport.Request) (any, error) {
+		tm.mu.Lock()
+		tm.notes = append(tm.notes, r.Method)
+		tm.mu.Unlock()
+		return nil, nil
+	}
+	m.HandleFunc("update", note)
+	m.HandleFunc("notify_hello", note)
+	m.HandleFunc("notify_sum", note)
+	return tm
+}
+
+// vector is one request body and the exact reply it must get ("" for none).
+type vector struct {
+	name, request, reply string
+}
+
+const vectorsFile = "../testdata/jsonrpc/vectors.txt"
+
+func readVectors(t *testing.T) []vector {
+	t.Helper()
+	f, err := os.Open(vectorsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []vector
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "//"):
+		case strings.HasPrefix(line, "# "):
+			out = append(out, vector{name: strings.TrimPrefix(line, "# ")})
+		case strings.HasPrefix(line, "> "):
+			out[len(out)-1].request = strings.TrimPrefix(line, "> ")
+		case strings.HasPrefix(line, "<"):
+			out[len(out)-1].reply = strings.TrimPrefix(strings.TrimPrefix(line, "<"), " ")
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func writeVectors(t *testing.T, vs []vector) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("// JSON-RPC vectors: '#' names a case, '>' is the request body, '<' the exact reply (empty: none).\n")
+	b.WriteString("// Played over both networks by transport/network_test.go; regenerate replies with -update and review the diff.\n\n")
+	for _, v := range vs {
+		if v.request != "" {
+			fmt.Fprintf(&b, "# %s\n> %s\n< %s\n\n", v.name, v.request, v.reply)
+		}
+	}
+	if err := os.WriteFile(vectorsFile, []byte(strings.TrimRight(b.String(), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVectors plays every vector over both networks and compares the reply
+// byte for byte.
+func TestVectors(t *testing.T) {
+	vs := readVectors(t)
+	if len(vs) < 59 {
+		t.Fatalf("only %d vectors", len(vs))
+	}
+	forEachNetwork(t, func(t *testing.T, nw network) {
+		ep := serve(t, nw, "vectors", newTestMux())
+		for i, v := range vs {
+			got, err := nw.RoundTrip(context.Background(), ep, []byte(v.request))
+			if err != nil {
+				t.Fatalf("%s: %v", v.name, err)
+			}
+			if *update && nw.name == "mem" {
+				vs[i].reply = string(got)
+				continue
+			}
+			if string(got) != v.reply {
+				t.Errorf("%s:\nrequest %s\ngot     %s\nwant    %s", v.name, v.request, got, v.reply)
+			}
+		}
+		if *update && nw.name == "mem" {
+			writeVectors(t, vs)
+		}
+	})
+}
+
+func TestCall(t *testing.T) {
+	forEachNetwork(t, func(t *testing.T, nw network) {
+		is := is.New(t)
+		ep := serve(t, nw, "p1", newTestMux())
+		c := transport.NewClient(nw, time.Second)
+		inv := &protocol.GameInvitation{
+			Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeGameInvitation,
+				Sender: "referee:REF01", Timestamp: fixedTime, ConversationID: "conv-r1m1"},
+			RoundID: 1, MatchID: "R1M1", GameType: protocol.GameEvenOdd, RoleInMatch: protocol.PlayerA, OpponentID: "P02",
+		}
+		for _, method := range []string{"handle_game_invitation", "GAME_INVITATION", "receive_game_invitation"} {
+			var ack protocol.GameJoinAck
+			is.NoErr(c.Call(context.Background(), ep, method, inv, &ack))
+			is.True(ack.Accepted())
+			is.Equal(ack.MatchID, "R1M1")
+			is.Equal(ack.ConversationID, "conv-r1m1") // conversation echoed
+		}
+		// Through MCP tools/call the reply comes back as content text and
+		// the client unwraps it.
+		var ack protocol.GameJoinAck
+		is.NoErr(c.Call(context.Background(), ep, "tools/call",
+			map[string]any{"name": "receive_game_invitation", "arguments": inv}, &ack))
+		is.Equal(ack.MatchID, "R1M1")
+		// A raw reply can be asked for.
+		var raw jsontext.Value
+		is.NoErr(c.Call(context.Background(), ep, "ping", nil, &raw))
+		is.Equal(string(raw), `{"status":"ok"}`)
+	})
+}
+
+func TestCallErrors(t *testing.T) {
+	forEachNetwork(t, func(t *testing.T, nw network) {
+		tm := newTestMux()
+		ep := serve(t, nw, "p1", tm)
+		c := transport.NewClient(nw, 5*time.Second)
+		ctx := context.Background()
+
+		t.Run("remote league error", func(t *testing.T) {
+			is := is.New(t)
+			err := c.Call(ctx, ep, "fail", map[string]any{"protocol": "league.v2"}, nil)
+			e, ok := errors.AsType[*transport.Error](err)
+			is.True(ok)
+			is.Equal(e.Kind, transport.KindRemote)
+			is.Equal(e.RPC.Code, -32001)
+			is.Equal(protocol.CodeOf(err), protocol.ErrAuthTokenInvalid)
+			is.True(!transport.IsRetryable(err)) // E012 is final
+		})
+		t.Run("validation error", func(t *testing.T) {
+			is := is.New(t)
+			err := c.Call(ctx, ep, "choose_parity", map[string]any{"protocol": "league.v1", "sender": "referee:REF01",
+				"match_id": "R1M1", "player_id": "P01"}, nil)
+			is.Equal(protocol.CodeOf(err), protocol.ErrProtocolMismatch)
+		})
+		t.Run("panic", func(t *testing.T) {
+			is := is.New(t)
+			err := c.Call(ctx, ep, "boom", nil, nil)
+			is.Equal(protocol.CodeOf(err), protocol.ErrInternal)
+			is.True(transport.IsRetryable(err))         // E015 may be retried
+			is.NoErr(c.Call(ctx, ep, "ping", nil, nil)) // the server goes on
+		})
+		t.Run("deadline", func(t *testing.T) {
+			is := is.New(t)
+			dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+			defer cancel()
+			err := c.Call(dctx, ep, "choose_parity", map[string]any{"protocol": "league.v2", "sender": "referee:REF01",
+				"match_id": "BLOCK", "player_id": "P01"}, nil)
+			e, ok := errors.AsType[*transport.Error](err)
+			is.True(ok)
+			is.Equal(e.Kind, transport.KindTimeout)
+			is.Equal(protocol.CodeOf(err), protocol.ErrTimeout)
+			is.True(transport.IsRetryable(err))
+		})
+		t.Run("caller cancels", func(t *testing.T) {
+			is := is.New(t)
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			err := c.Call(cctx, ep, "ping", nil, nil)
+			is.True(errors.Is(err, context.Canceled)) // not blamed on the peer
+		})
+		t.Run("reply of the wrong shape", func(t *testing.T) {
+			is := is.New(t)
+			var ack protocol.GameJoinAck
+			err := c.Call(ctx, ep, "get_data", nil, &ack) // an array, not an object
+			e, ok := errors.AsType[*transport.Error](err)
+			is.True(ok)
+			is.Equal(e.Kind, transport.KindBadResponse)
+			is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat)
+		})
+		t.Run("unknown method", func(t *testing.T) {
+			is := is.New(t)
+			err := c.Call(ctx, ep, "no_such_tool", nil, nil)
+			e, _ := errors.AsType[*transport.Error](err)
+			is.Equal(e.RPC.Code, protocol.CodeMethodNotFound)
+			is.Equal(protocol.CodeOf(err), protocol.ErrInvalidEndpoint)
+		})
+	})
+}
+
+func TestUnreachable(t *testing.T) {
+	forEachNetwork(t, func(t *testing.T, nw network) {
+		is := is.New(t)
+		l, err := nw.Listen("gone", newTestMux())
+		is.NoErr(err)
+		ep := l.Endpoint()
+		is.NoErr(l.Close())
+		c := transport.NewClient(nw, time.Second)
+		err = c.Call(context.Background(), ep, "ping", nil, nil)
+		e, ok := errors.AsType[*transport.Error](err)
+		is.True(ok)
+		is.Equal(e.Kind, transport.KindUnreachable)
+		is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable)
+		is.True(transport.IsRetryable(err))
+
+		bad := "mem:/x"
+		if nw.name == "http" {
+			bad = "http//127.0.0.1/mcp"
+		}
+		err = c.Call(context.Background(), bad, "ping", nil, nil)
+		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidEndpoint)
+		is.True(!transport.IsRetryable(err))
+	})
+}
+
+func TestNotification(t *testing.T) {
+	forEachNetwork(t, func(t *testing.T, nw network) {
+		is := is.New(t)
+		tm := newTestMux()
+		ep := serve(t, nw, "p1", tm)
+		c := transport.NewClient(nw, time.Second)
+		is.NoErr(c.Notify(context.Background(), ep, "update", []int{1, 2}))
+		// A call after the notification: the server handled both in order
+		// of arrival on this connection.
+		is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))
+		tm.mu.Lock()
+		defer tm.mu.Unlock()
+		is.Equal(tm.notes, []string{"update"})
+	})
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	forEachNetwork(t, func(t *testing.T, nw network) {
+		is := is.New(t)
+		ep := serve(t, nw, "p1", newTestMux())
+		c := transport.NewClient(nw, 5*time.Second)
+		var wg sync.WaitGroup
+		errs := make(chan error, 200)
+		for i := range 200 {
+			wg.Go(func() {
+				var resp protocol.ChooseParityResponse
+				match := fmt.Sprintf("R1M%d", i)
+				err := c.Call(context.Background(), ep, "choose_parity", &protocol.ChooseParityCall{
+					Envelope: protocol.Envelope{Protocol: protocol.Version, Sender: "referee:REF01", ConversationID: match},
+					MatchID:  match, PlayerID: "P01"}, &resp)
+				if err == nil && (resp.MatchID != match || resp.ConversationID != match) {
+					err = fmt.Errorf("reply for %s/%s to a call for %s", resp.MatchID, resp.ConversationID, match)
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			is.NoErr(err) // no reply mixed up
+		}
+	})
+}
+
+// TestShutdownFinishesInFlight: a graceful shutdown waits for the call in
+// flight, which gets its reply; a later call finds nobody.
+func TestShutdownFinishesInFlight(t *testing.T) {
+	forEachNetwork(t, func(t *testing.T, nw network) {
+		is := is.New(t)
+		tm := newTestMux()
+		started := make(chan struct{})
+		tm.HandleFunc("slow", func(ctx context.Context, r *transport.Request) (any, error) {
+			close(started)
+			<-tm.release
+			return "done", nil
+		})
+		l, err := nw.Listen("p1", tm)
+		is.NoErr(err)
+		c := transport.NewClient(nw, 5*time.Second)
+		result := make(chan error, 1)
+		var reply string
+		go func() { result <- c.Call(context.Background(), l.Endpoint(), "slow", nil, &reply) }()
+		<-started
+		shut := make(chan error, 1)
+		go func() { shut <- l.Shutdown(context.Background()) }()
+		select {
+		case <-shut:
+			t.Fatal("shutdown returned with a call in flight")
+		default:
+		}
+		close(tm.release)
+		is.NoErr(<-result)
+		is.Equal(reply, "done")
+		is.NoErr(<-shut)
+		err = c.Call(context.Background(), l.Endpoint(), "ping", nil, nil)
+		is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable)
+	})
+}
+
+func TestSchemes(t *testing.T) {
+	is := is.New(t)
+	bus := mem.NewBus()
+	ep := serve(t, network{bus, "mem", func() {}}, "p1", newTestMux())
+	c := transport.NewClient(transport.Schemes{"mem": bus}, time.Second)
+	is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))
+	err := c.Call(context.Background(), "gopher://x", "ping", nil, nil)
+	is.Equal(protocol.CodeOf(err), protocol.ErrInvalidEndpoint)
+}
+
+func TestMuxRegistration(t *testing.T) {
+	is := is.New(t)
+	m := transport.NewMux(nil)
+	m.HandleFunc("notify_round", func(context.Context, *transport.Request) (any, error) { return nil, nil })
+	defer func() { is.True(recover() != nil) }() // an alias of a registered type is a duplicate
+	m.HandleFunc("ROUND_ANNOUNCEMENT", func(context.Context, *transport.Request) (any, error) { return nil, nil })
+}
+
+func TestRequestSeenByHandler(t *testing.T) {
+	forEachNetwork(t, func(t *testing.T, nw network) {
+		is := is.New(t)
+		m := transport.NewMux(nil)
+		got := make(chan *transport.Request, 1)
+		m.HandleFunc(string(protocol.TypeGameOver), func(ctx context.Context, r *transport.Request) (any, error) {
+			got <- r
+			return map[string]string{"status": "ACK"}, nil
+		})
+		ep := serve(t, nw, "p1", m)
+		body := `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"receive_game_over","arguments":` +
+			`{"match_id":"R1M1","game_result":{"status":"WIN","winner_player_id":"P02","drawn_number":7}}},"id":5}`
+		reply, err := nw.RoundTrip(context.Background(), ep, []byte(body))
+		is.NoErr(err)
+		is.Equal(string(reply), `{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"{\"status\":\"ACK\"}"}]},"id":5}`)
+		r := <-got
+		is.Equal(r.Method, "receive_game_over")
+		is.Equal(r.Type, protocol.TypeGameOver)
+		is.True(r.MCP)
+		is.True(r.Peer.Loopback) // loopback caller
+		is.Equal(r.Peer.Network, nw.name)
+		is.Equal(*r.Msg.(*protocol.GameOver).GameResult.WinnerPlayerID, "P02")
+		is.True(bytes.Contains(r.Params, []byte(`"drawn_number":7`)))
+	})
+}

@@ -1,0 +1,100 @@
+// Package transport carries league.v2 messages between agents. A Mux maps
+// methods to handlers and is the one path every request takes (decode,
+// validate, dispatch, encode); a Client makes calls with deadlines; and two
+// networks move the encoded bytes: an in-memory bus (transport/mem) and
+// HTTP (transport/httprpc). Agents see only the interfaces of this file.
+package transport
+
+import (
+	"context"
+	"strings"
+
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// Peer describes where a request came from.
+type Peer struct {
+	Network  string // "mem" or "http"
+	Addr     string // remote address; "mem" on the bus
+	Loopback bool   // the same host: always on the bus, loopback IPs on HTTP
+}
+
+// Request is one league request as a handler sees it, after decoding and
+// validation.
+type Request struct {
+	// Method is the method called, after tools/call unwrapping.
+	Method string
+	// Type is the message type; "" for a tool that is not a league message.
+	Type protocol.MessageType
+	// Params are the raw params (tools/call arguments for MCP calls).
+	Params protocol.RawJSON
+	// Msg is the decoded, validated message; nil for tools.
+	Msg protocol.Message
+	// Env is the envelope: Msg's, or the envelope fields of a tool's params.
+	Env *protocol.Envelope
+	// MCP reports that the request came as tools/call; its reply goes back
+	// as MCP content.
+	MCP  bool
+	Peer Peer
+}
+
+// Handler serves one league request. The value it returns is encoded as
+// the result; an error becomes a JSON-RPC error (see protocol.ToRPCError).
+type Handler interface {
+	ServeLeague(ctx context.Context, r *Request) (any, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, r *Request) (any, error)
+
+// ServeLeague calls f.
+func (f HandlerFunc) ServeLeague(ctx context.Context, r *Request) (any, error) { return f(ctx, r) }
+
+// MessageServer serves one encoded JSON-RPC body and returns the encoded
+// reply, or nil when there is nothing to answer (notifications).
+type MessageServer interface {
+	ServeMessage(ctx context.Context, body []byte, peer Peer) []byte
+}
+
+// RoundTripper moves one encoded request to an endpoint and returns the
+// encoded response. It does not interpret the bytes.
+type RoundTripper interface {
+	RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error)
+}
+
+// Caller calls other agents: params are encoded as the request's params and
+// the result is decoded into reply (nil to discard it).
+type Caller interface {
+	Call(ctx context.Context, endpoint, method string, params, reply any) error
+}
+
+// Listener is one served endpoint.
+type Listener interface {
+	// Endpoint is the URL to put in contact_endpoint.
+	Endpoint() string
+	// Shutdown stops taking requests and waits for those in flight.
+	Shutdown(ctx context.Context) error
+	// Close stops at once, as a crash would.
+	Close() error
+}
+
+// Network serves message servers at endpoints and carries calls to them.
+type Network interface {
+	RoundTripper
+	// Listen serves srv at a new endpoint named after name.
+	Listen(name string, srv MessageServer) (Listener, error)
+}
+
+// Schemes routes calls by the endpoint's URL scheme ("mem", "http",
+// "https") to the network that serves it.
+type Schemes map[string]RoundTripper
+
+// RoundTrip implements RoundTripper.
+func (s Schemes) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	scheme, _, ok := strings.Cut(endpoint, "://")
+	rt := s[scheme]
+	if !ok || rt == nil {
+		return nil, &Error{Kind: KindBadEndpoint, Endpoint: endpoint, Err: errUnsupportedScheme}
+	}
+	return rt.RoundTrip(ctx, endpoint, body)
+}
