@@ -7,6 +7,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
 // BenchmarkCall measures one parity call and its reply: encode the request,
@@ -21,12 +22,18 @@ func BenchmarkCall(b *testing.B) {
 		Context:  &protocol.ParityContext{OpponentID: "P02", RoundID: 1},
 		Deadline: "2025-01-15T10:31:00Z",
 	}
-	forEachNetworkB(b, func(b *testing.B, nw network) {
+	for _, nw := range []*transporttest.Net{transporttest.Mem(), transporttest.HTTP()} {
+		b.Run(nw.Name, func(b *testing.B) { benchCall(b, nw, call) })
+	}
+}
+
+func benchCall(b *testing.B, nw *transporttest.Net, call *protocol.ChooseParityCall) {
+	{
 		l, err := nw.Listen("bench", newTestMux())
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer func() { nw.closeIdle(); _ = l.Shutdown(context.Background()) }()
+		defer func() { nw.CloseIdle(); _ = l.Shutdown(context.Background()) }()
 		c := transport.NewClient(nw, 5*time.Second)
 		ctx := context.Background()
 		ep := l.Endpoint()
@@ -37,10 +44,5 @@ func BenchmarkCall(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-	})
-}
-
-func forEachNetworkB(b *testing.B, f func(b *testing.B, nw network)) {
-	b.Run("mem", func(b *testing.B) { f(b, memNetwork()) })
-	b.Run("http", func(b *testing.B) { f(b, httpNetwork()) })
+	}
 }

@@ -19,53 +19,10 @@ import (
 
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
-	"github.com/leaguectl/leaguectl/transport/httprpc"
-	"github.com/leaguectl/leaguectl/transport/mem"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/jsonrpc/vectors.txt with the current replies")
-
-// network is one of the two networks under test.
-type network struct {
-	transport.Network
-	name      string
-	closeIdle func() // drops the client's kept-alive connections
-}
-
-// forEachNetwork runs f over the in-memory bus and over loopback HTTP, so
-// every case holds on both.
-func forEachNetwork(t *testing.T, f func(t *testing.T, nw network)) {
-	t.Helper()
-	t.Run("mem", func(t *testing.T) { f(t, memNetwork()) })
-	t.Run("http", func(t *testing.T) { f(t, httpNetwork()) })
-}
-
-func memNetwork() network { return network{mem.NewBus(), "mem", func() {}} }
-
-func httpNetwork() network {
-	c := httprpc.NewClient(httprpc.ClientConfig{})
-	return network{httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, c, nil), "http", c.CloseIdleConnections}
-}
-
-// serve listens with srv and shuts the listener down when the test ends.
-// Connections a client dialed but never used count as active for 5 s on
-// the server, so the client's are dropped first, as a process does.
-func serve(t *testing.T, nw network, name string, srv transport.MessageServer) string {
-	t.Helper()
-	l, err := nw.Listen(name, srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		nw.closeIdle()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := l.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return l.Endpoint()
-}
 
 const fixedTime = "2025-01-15T10:30:00Z"
 
@@ -221,14 +178,14 @@ func TestVectors(t *testing.T) {
 	if len(vs) < 59 {
 		t.Fatalf("only %d vectors", len(vs))
 	}
-	forEachNetwork(t, func(t *testing.T, nw network) {
-		ep := serve(t, nw, "vectors", newTestMux())
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
+		ep := nw.Serve(t, "vectors", newTestMux())
 		for i, v := range vs {
 			got, err := nw.RoundTrip(context.Background(), ep, []byte(v.request))
 			if err != nil {
 				t.Fatalf("%s: %v", v.name, err)
 			}
-			if *update && nw.name == "mem" {
+			if *update && nw.Name == "mem" {
 				vs[i].reply = string(got)
 				continue
 			}
@@ -236,16 +193,16 @@ func TestVectors(t *testing.T) {
 				t.Errorf("%s:\nrequest %s\ngot     %s\nwant    %s", v.name, v.request, got, v.reply)
 			}
 		}
-		if *update && nw.name == "mem" {
+		if *update && nw.Name == "mem" {
 			writeVectors(t, vs)
 		}
 	})
 }
 
 func TestCall(t *testing.T) {
-	forEachNetwork(t, func(t *testing.T, nw network) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
 		is := is.New(t)
-		ep := serve(t, nw, "p1", newTestMux())
+		ep := nw.Serve(t, "p1", newTestMux())
 		c := transport.NewClient(nw, time.Second)
 		inv := &protocol.GameInvitation{
 			Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeGameInvitation,
@@ -273,9 +230,9 @@ func TestCall(t *testing.T) {
 }
 
 func TestCallErrors(t *testing.T) {
-	forEachNetwork(t, func(t *testing.T, nw network) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
 		tm := newTestMux()
-		ep := serve(t, nw, "p1", tm)
+		ep := nw.Serve(t, "p1", tm)
 		c := transport.NewClient(nw, 5*time.Second)
 		ctx := context.Background()
 
@@ -341,7 +298,7 @@ func TestCallErrors(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	forEachNetwork(t, func(t *testing.T, nw network) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
 		is := is.New(t)
 		l, err := nw.Listen("gone", newTestMux())
 		is.NoErr(err)
@@ -356,7 +313,7 @@ func TestUnreachable(t *testing.T) {
 		is.True(transport.IsRetryable(err))
 
 		bad := "mem:/x"
-		if nw.name == "http" {
+		if nw.Name == "http" {
 			bad = "http//127.0.0.1/mcp"
 		}
 		err = c.Call(context.Background(), bad, "ping", nil, nil)
@@ -366,10 +323,10 @@ func TestUnreachable(t *testing.T) {
 }
 
 func TestNotification(t *testing.T) {
-	forEachNetwork(t, func(t *testing.T, nw network) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
 		is := is.New(t)
 		tm := newTestMux()
-		ep := serve(t, nw, "p1", tm)
+		ep := nw.Serve(t, "p1", tm)
 		c := transport.NewClient(nw, time.Second)
 		is.NoErr(c.Notify(context.Background(), ep, "update", []int{1, 2}))
 		// A call after the notification: the server handled both in order
@@ -382,9 +339,9 @@ func TestNotification(t *testing.T) {
 }
 
 func TestConcurrentCalls(t *testing.T) {
-	forEachNetwork(t, func(t *testing.T, nw network) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
 		is := is.New(t)
-		ep := serve(t, nw, "p1", newTestMux())
+		ep := nw.Serve(t, "p1", newTestMux())
 		c := transport.NewClient(nw, 5*time.Second)
 		var wg sync.WaitGroup
 		errs := make(chan error, 200)
@@ -412,7 +369,7 @@ func TestConcurrentCalls(t *testing.T) {
 // TestShutdownFinishesInFlight: a graceful shutdown waits for the call in
 // flight, which gets its reply; a later call finds nobody.
 func TestShutdownFinishesInFlight(t *testing.T) {
-	forEachNetwork(t, func(t *testing.T, nw network) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
 		is := is.New(t)
 		tm := newTestMux()
 		started := make(chan struct{})
@@ -446,9 +403,9 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 
 func TestSchemes(t *testing.T) {
 	is := is.New(t)
-	bus := mem.NewBus()
-	ep := serve(t, network{bus, "mem", func() {}}, "p1", newTestMux())
-	c := transport.NewClient(transport.Schemes{"mem": bus}, time.Second)
+	n := transporttest.Mem()
+	ep := n.Serve(t, "p1", newTestMux())
+	c := transport.NewClient(transport.Schemes{"mem": n}, time.Second)
 	is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))
 	err := c.Call(context.Background(), "gopher://x", "ping", nil, nil)
 	is.Equal(protocol.CodeOf(err), protocol.ErrInvalidEndpoint)
@@ -463,7 +420,7 @@ func TestMuxRegistration(t *testing.T) {
 }
 
 func TestRequestSeenByHandler(t *testing.T) {
-	forEachNetwork(t, func(t *testing.T, nw network) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
 		is := is.New(t)
 		m := transport.NewMux(nil)
 		got := make(chan *transport.Request, 1)
@@ -471,7 +428,7 @@ func TestRequestSeenByHandler(t *testing.T) {
 			got <- r
 			return map[string]string{"status": "ACK"}, nil
 		})
-		ep := serve(t, nw, "p1", m)
+		ep := nw.Serve(t, "p1", m)
 		body := `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"receive_game_over","arguments":` +
 			`{"match_id":"R1M1","game_result":{"status":"WIN","winner_player_id":"P02","drawn_number":7}}},"id":5}`
 		reply, err := nw.RoundTrip(context.Background(), ep, []byte(body))
@@ -482,7 +439,7 @@ func TestRequestSeenByHandler(t *testing.T) {
 		is.Equal(r.Type, protocol.TypeGameOver)
 		is.True(r.MCP)
 		is.True(r.Peer.Loopback) // loopback caller
-		is.Equal(r.Peer.Network, nw.name)
+		is.Equal(r.Peer.Network, nw.Name)
 		is.Equal(*r.Msg.(*protocol.GameOver).GameResult.WinnerPlayerID, "P02")
 		is.True(bytes.Contains(r.Params, []byte(`"drawn_number":7`)))
 	})

@@ -1,0 +1,37 @@
+package cmd
+
+import (
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/leaguectl/leaguectl/config"
+)
+
+// addConfigFlags adds a flag for every config key: the key with '_' as '-'
+// (--timeouts.join, --retry.max-retries, --league-id). It returns the map
+// from flag name to key that config.Load needs.
+func addConfigFlags(fs *pflag.FlagSet) map[string]string {
+	d := config.Default()
+	keys := map[string]string{}
+	flag := func(key string) string {
+		name := strings.ReplaceAll(key, "_", "-")
+		keys[name] = key
+		return name
+	}
+	fs.String(flag("league_id"), d.LeagueID, "league id")
+	fs.Duration(flag("timeouts.join"), d.Timeouts.Join, "how long a player has to accept an invitation")
+	fs.Duration(flag("timeouts.choice"), d.Timeouts.Choice, "how long a player has to choose a parity")
+	fs.Duration(flag("timeouts.generic"), d.Timeouts.Generic, "how long any other call may take")
+	fs.Duration(flag("timeouts.registration"), d.Timeouts.Registration, "registration window of serve-manager")
+	fs.Int(flag("retry.max_retries"), d.Retry.MaxRetries, "retries of a retryable failure")
+	fs.Duration(flag("retry.initial_delay"), d.Retry.InitialDelay, "delay before the first retry")
+	fs.Float64(flag("retry.multiplier"), d.Retry.Multiplier, "growth of the delay between retries")
+	fs.Duration(flag("retry.max_delay"), d.Retry.MaxDelay, "longest delay between retries")
+	fs.Int(flag("breaker.failure_threshold"), d.Breaker.FailureThreshold, "consecutive failures that open an endpoint's circuit breaker")
+	fs.Duration(flag("breaker.reset_timeout"), d.Breaker.ResetTimeout, "how long an open breaker waits before one probe")
+	fs.Int(flag("scoring.win"), d.Scoring.Win, "points for a win")
+	fs.Int(flag("scoring.draw"), d.Scoring.Draw, "points for a draw")
+	fs.Int(flag("scoring.loss"), d.Scoring.Loss, "points for a loss")
+	return keys
+}

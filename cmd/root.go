@@ -1,0 +1,96 @@
+// Package cmd is leaguectl's command line: cobra wiring, one file per
+// subcommand, each with an options struct and a plain function that does
+// the work. Run is the whole program and can be called from tests.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// Run runs leaguectl with args (without the program name), writing to
+// stdout and stderr, and returns the error to exit with (see ExitCode). The
+// error has already been printed, once, to stderr.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return nil
+	}
+	if !typed(err) {
+		// Only cobra's own errors (an unknown command, a missing
+		// argument) arrive untyped: every subcommand types its errors.
+		err = usagef(err)
+	}
+	fmt.Fprintf(stderr, "leaguectl: %v\n", err)
+	return err
+}
+
+// rootOptions are the flags every command shares.
+type rootOptions struct {
+	configFile string
+	logLevel   string
+	stdout     io.Writer
+	stderr     io.Writer
+	flagKeys   map[string]string // config flags: flag name → config key
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &rootOptions{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "leaguectl",
+		Short: "Run Even/Odd leagues of AI agents under League Protocol v2 (league.v2)",
+		Long: `leaguectl runs Even/Odd leagues of AI agents under League Protocol v2:
+JSON-RPC 2.0 over HTTP POST /mcp. A whole league runs in one process with
+'simulate', or split across processes and machines with serve-manager,
+serve-referee and serve-player.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&o.configFile, "config", "", "config file (YAML or JSON); see README for the keys")
+	pf.StringVar(&o.logLevel, "log-level", "", "log level on stderr: debug, info, warn or error (default: warn for simulate, info for servers)")
+	o.flagKeys = addConfigFlags(pf)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef(err) })
+	root.AddCommand(newSimulateCmd(o))
+	return root
+}
+
+// loadConfig reads defaults, the config file, LEAGUECTL_* and the config
+// flags of c.
+func (o *rootOptions) loadConfig(c *cobra.Command) (config.Config, error) {
+	return config.Load(config.LoadOptions{File: o.configFile, Flags: c.Flags(), FlagKeys: o.flagKeys})
+}
+
+// typed reports whether err already says what exit code it deserves.
+func typed(err error) bool {
+	if _, ok := errors.AsType[*usageError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[*exitError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[*config.Error](err); ok {
+		return true
+	}
+	return protocol.CodeOf(err) != "" || errors.Is(err, context.Canceled)
+}
+
+// runtimeErr types an error that happened while running (exit 4), unless
+// it says more about itself already.
+func runtimeErr(err error) error {
+	if err == nil || typed(err) {
+		return err
+	}
+	return &exitError{code: ExitRuntime, err: err}
+}

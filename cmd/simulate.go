@@ -1,0 +1,171 @@
+package cmd
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/player"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
+	"github.com/leaguectl/leaguectl/transport/mem"
+)
+
+// maxSimulatedPlayers keeps a typo from scheduling billions of matches.
+const maxSimulatedPlayers = 10000
+
+type simulateOptions struct {
+	*rootOptions
+	players       int
+	referees      int
+	maxConcurrent int
+	seed          uint64
+	seedSet       bool
+	strategies    []string
+	transport     string
+	output        string
+}
+
+func newSimulateCmd(ro *rootOptions) *cobra.Command {
+	o := &simulateOptions{rootOptions: ro}
+	c := &cobra.Command{
+		Use:   "simulate",
+		Short: "Run a whole league in one process and print the final standings",
+		Long: `Run a whole league in one process: a league manager, referees and players,
+each on its own endpoint of the in-memory bus (--transport mem) or of
+loopback HTTP (--transport http), talking league.v2 as separate processes
+would. The same --seed gives the same standings on either transport.`,
+		Example: `  leaguectl simulate --players 4
+  leaguectl simulate --players 8 --referees 2 --seed 42 --strategy random,adaptive --output json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			o.seedSet = c.Flags().Changed("seed")
+			cfg, err := ro.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			return runtimeErr(runSimulate(c.Context(), o, cfg))
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&o.players, "players", 4, "number of players (at least 2)")
+	f.IntVar(&o.referees, "referees", 1, "number of referees")
+	f.IntVar(&o.maxConcurrent, "max-concurrent-matches", 10, "matches each referee plays at once")
+	f.Uint64Var(&o.seed, "seed", 0, "league seed (default: a random one, printed)")
+	f.StringSliceVar(&o.strategies, "strategy", []string{"random"},
+		"player strategies, cycled over the players: "+strings.Join(player.StrategyNames(), ", "))
+	f.StringVar(&o.transport, "transport", "mem", "mem (in-memory bus) or http (loopback HTTP)")
+	f.StringVar(&o.output, "output", "table", "table or json")
+	return c
+}
+
+// simulateResult is the JSON output: LEAGUE_COMPLETED and the seed.
+type simulateResult struct {
+	protocol.LeagueCompleted
+	Seed  uint64         `json:"seed"`
+	Stats *simulateStats `json:"stats,omitzero"`
+}
+
+type simulateStats struct {
+	ElapsedMS        int64   `json:"elapsed_ms"`
+	Matches          int     `json:"matches"`
+	MatchesPerSecond float64 `json:"matches_per_second"`
+}
+
+func (o *simulateOptions) validate() ([]player.Strategy, error) {
+	switch {
+	case o.players < 2:
+		return nil, usagef(fmt.Errorf("--players must be at least 2, got %d", o.players))
+	case o.players > maxSimulatedPlayers:
+		return nil, usagef(fmt.Errorf("--players must be at most %d, got %d", maxSimulatedPlayers, o.players))
+	case o.referees < 1:
+		return nil, usagef(fmt.Errorf("--referees must be at least 1, got %d", o.referees))
+	case o.maxConcurrent < 1:
+		return nil, usagef(fmt.Errorf("--max-concurrent-matches must be at least 1, got %d", o.maxConcurrent))
+	case o.transport != "mem" && o.transport != "http":
+		return nil, usagef(fmt.Errorf("--transport must be mem or http, got %q", o.transport))
+	case o.output != "table" && o.output != "json":
+		return nil, usagef(fmt.Errorf("--output must be table or json, got %q", o.output))
+	case len(o.strategies) == 0:
+		return nil, usagef(errors.New("--strategy needs at least one strategy"))
+	}
+	out := make([]player.Strategy, len(o.strategies))
+	for i, name := range o.strategies {
+		s, err := player.StrategyByName(strings.TrimSpace(name))
+		if err != nil {
+			return nil, usagef(err)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) error {
+	strategies, err := o.validate()
+	if err != nil {
+		return err
+	}
+	level := o.logLevel
+	if level == "" {
+		level = "warn"
+	}
+	logger, err := newLogger(o.stderr, level)
+	if err != nil {
+		return err
+	}
+	seed := o.seed
+	if !o.seedSet {
+		if seed, err = randomSeed(); err != nil {
+			return err
+		}
+	}
+	var nw transport.Network
+	switch o.transport {
+	case "mem":
+		nw = mem.NewBus()
+	default:
+		client := httprpc.NewClient(httprpc.ClientConfig{})
+		defer client.CloseIdleConnections()
+		nw = httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, client, logger)
+	}
+	total := o.players * (o.players - 1) / 2
+	bar := newProgress(o.stderr, total)
+	defer bar.stop()
+	spec := leagueSpec{
+		cfg: cfg, seed: seed, players: o.players, referees: o.referees,
+		strategies: strategies, maxConcurrent: o.maxConcurrent, onResult: bar.set,
+	}
+	start := time.Now()
+	lc, err := runLocalLeague(ctx, nw, transport.NewClient(nw, cfg.Timeouts.Generic), spec, logger)
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	bar.stop()
+	res := &simulateResult{LeagueCompleted: *lc, Seed: seed, Stats: &simulateStats{
+		ElapsedMS: elapsed.Milliseconds(), Matches: lc.TotalMatches,
+		MatchesPerSecond: float64(lc.TotalMatches) / max(elapsed.Seconds(), 1e-9),
+	}}
+	if o.output == "json" {
+		return writeJSON(o.stdout, res)
+	}
+	return writeStandingsTable(o.stdout, lc, seed)
+}
+
+// randomSeed picks a seed below 2^53, so that it survives a JSON reader
+// that turns numbers into doubles.
+func randomSeed() (uint64, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 0, &exitError{code: ExitRuntime, err: fmt.Errorf("no randomness for a seed: %w", err)}
+	}
+	return binary.LittleEndian.Uint64(b[:]) & (1<<53 - 1), nil
+}

@@ -1,0 +1,179 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/player"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/referee"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// leagueSpec is a whole league to run in one process.
+type leagueSpec struct {
+	cfg           config.Config
+	seed          uint64
+	players       int
+	referees      int
+	strategies    []player.Strategy // cycled over the players
+	maxConcurrent int               // each referee's max_concurrent_matches
+	onResult      func(done, total int)
+}
+
+// agentOptions derive every agent's timing from the config.
+func retryOf(cfg config.Config) transport.Retry {
+	return transport.Retry{MaxRetries: cfg.Retry.MaxRetries, InitialDelay: cfg.Retry.InitialDelay,
+		Multiplier: cfg.Retry.Multiplier, MaxDelay: cfg.Retry.MaxDelay}
+}
+
+// matchTimeout is how long a manager waits for a match's result: the two
+// phases of a match, its two notifications and a report, with room to spare.
+func matchTimeout(cfg config.Config) time.Duration {
+	t := cfg.Timeouts
+	return t.Join + t.Choice + 4*t.Generic
+}
+
+func managerOptions(cfg config.Config, seed uint64) league.Options {
+	return league.Options{
+		LeagueID:     cfg.LeagueID,
+		Seed:         seed,
+		Scoring:      league.Scoring{Win: cfg.Scoring.Win, Draw: cfg.Scoring.Draw, Loss: cfg.Scoring.Loss},
+		CallTimeout:  cfg.Timeouts.Generic,
+		MatchTimeout: matchTimeout(cfg),
+		Retry:        retryOf(cfg),
+	}
+}
+
+func refereeOptions(cfg config.Config, seed uint64) referee.Options {
+	return referee.Options{
+		LeagueID:      cfg.LeagueID,
+		Seed:          seed,
+		JoinTimeout:   cfg.Timeouts.Join,
+		ChoiceTimeout: cfg.Timeouts.Choice,
+		CallTimeout:   cfg.Timeouts.Generic,
+		Retry:         retryOf(cfg),
+		Scoring:       referee.Scoring{Win: cfg.Scoring.Win, Draw: cfg.Scoring.Draw, Loss: cfg.Scoring.Loss},
+	}
+}
+
+func playerOptions(cfg config.Config, seed uint64) player.Options {
+	return player.Options{
+		LeagueID:    cfg.LeagueID,
+		Seed:        seed,
+		CallTimeout: cfg.Timeouts.Generic,
+		Retry:       retryOf(cfg),
+	}
+}
+
+// lateServer is an endpoint whose agent is made once the endpoint is
+// known: an agent puts its own endpoint in its registration.
+type lateServer struct{ mux atomic.Pointer[transport.Mux] }
+
+func (s *lateServer) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
+	if m := s.mux.Load(); m != nil {
+		return m.ServeMessage(ctx, body, peer)
+	}
+	return protocol.AppendError(nil, nil, protocol.ToRPCError(protocol.Errorf(protocol.ErrServiceUnavailable, "starting")))
+}
+
+func (s *lateServer) Health() any {
+	if m := s.mux.Load(); m != nil {
+		return m.Health()
+	}
+	return map[string]string{"status": "starting"}
+}
+
+// runLocalLeague plays a whole league on nw: the manager, every referee and
+// every player on an endpoint of its own, each calling the others through
+// caller, exactly as separate processes would. Ids are asked for (REF01…,
+// P01…) so that the league does not depend on who registers first.
+func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.Caller, spec leagueSpec, logger *slog.Logger) (*protocol.LeagueCompleted, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var listeners []transport.Listener
+	defer func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		for _, l := range listeners {
+			_ = l.Shutdown(sctx)
+		}
+	}()
+	listen := func(name string) (*lateServer, string, error) {
+		s := &lateServer{}
+		l, err := nw.Listen(name, s)
+		if err != nil {
+			return nil, "", &exitError{code: ExitNetwork, err: fmt.Errorf("listen %s: %w", name, err)}
+		}
+		listeners = append(listeners, l)
+		return s, l.Endpoint(), nil
+	}
+
+	srv, mgrEndpoint, err := listen("league_manager")
+	if err != nil {
+		return nil, err
+	}
+	mo := managerOptions(spec.cfg, spec.seed)
+	mo.Endpoint, mo.MinPlayers, mo.MinReferees, mo.OnResult = mgrEndpoint, spec.players, spec.referees, spec.onResult
+	mgr := league.New(mo, caller, logger.With(slog.String("agent_id", "league_manager:"+league.ManagerID)))
+	srv.mux.Store(mgr.Handler())
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // runs before wg.Wait: agents stop, then are waited for
+	failed := make(chan error, spec.players+spec.referees+1)
+	wg.Go(func() {
+		if _, err := mgr.Run(ctx); err != nil && ctx.Err() == nil {
+			failed <- fmt.Errorf("league manager: %w", err)
+		}
+	})
+	for i := 1; i <= spec.referees; i++ {
+		id := fmt.Sprintf("REF%02d", i)
+		srv, ep, err := listen("referee-" + id)
+		if err != nil {
+			return nil, err
+		}
+		ro := refereeOptions(spec.cfg, spec.seed)
+		ro.RequestedID, ro.DisplayName, ro.MaxConcurrent = id, "Referee "+id[3:], spec.maxConcurrent
+		ro.ManagerEndpoint, ro.Endpoint = mgrEndpoint, ep
+		ref := referee.New(ro, caller, logger.With(slog.String("agent_id", "referee:"+id)))
+		srv.mux.Store(ref.Handler())
+		wg.Go(func() {
+			if err := ref.Run(ctx); err != nil && ctx.Err() == nil {
+				failed <- fmt.Errorf("referee %s: %w", id, err)
+			}
+		})
+	}
+	for i := 1; i <= spec.players; i++ {
+		id := fmt.Sprintf("P%02d", i)
+		srv, ep, err := listen("player-" + id)
+		if err != nil {
+			return nil, err
+		}
+		po := playerOptions(spec.cfg, spec.seed)
+		po.RequestedID, po.DisplayName = id, "Player "+id[1:]
+		po.Strategy = spec.strategies[(i-1)%len(spec.strategies)]
+		po.ManagerEndpoint, po.Endpoint = mgrEndpoint, ep
+		p := player.New(po, caller, logger.With(slog.String("agent_id", "player:"+id)))
+		srv.mux.Store(p.Handler())
+		wg.Go(func() {
+			if err := p.Run(ctx); err != nil && ctx.Err() == nil {
+				failed <- fmt.Errorf("player %s: %w", id, err)
+			}
+		})
+	}
+	select {
+	case <-mgr.Done():
+		return mgr.Result(), nil
+	case err := <-failed:
+		return nil, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

@@ -1,0 +1,511 @@
+// Package league is the League Manager agent: it registers referees and
+// players and gives each a token, builds the round-robin schedule, runs
+// the rounds by handing matches to referees, counts the results they
+// report, keeps the standings and tells every player how the league goes.
+package league
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// ManagerID is the manager's own id in its sender.
+const ManagerID = "LM01"
+
+// League states.
+const (
+	StateRegistration = "REGISTRATION"
+	StateRunning      = "RUNNING"
+	StateCompleted    = "COMPLETED"
+)
+
+// Options configure a Manager.
+type Options struct {
+	LeagueID string
+	// Seed is the league seed: every match's drawn number derives from it.
+	Seed    uint64
+	Scoring Scoring
+	// Endpoint is the manager's own endpoint, told to referees.
+	Endpoint string
+	// CallTimeout bounds every call the manager makes.
+	CallTimeout time.Duration
+	// MatchTimeout is how long a dispatched match may go without a result
+	// before it is handed to another referee.
+	MatchTimeout time.Duration
+	// MinPlayers starts the league by itself once that many players and
+	// MinReferees referees (at least one) have registered; 0 waits for
+	// start_league or the registration window.
+	MinPlayers  int
+	MinReferees int
+	// RegistrationWindow, when set, starts the league that long after Run
+	// begins, if at least two players and a referee have registered by then.
+	RegistrationWindow time.Duration
+	// AdminToken guards start_league and the admin queries. Without one,
+	// only callers on the same host may use them.
+	AdminToken string
+	// Retry paces new attempts to hand a match to a referee.
+	Retry transport.Retry
+	// Tokens is the source of the agents' tokens (crypto/rand when nil):
+	// tokens are secrets, never derived from the league seed.
+	Tokens io.Reader
+	Clock  func() time.Time
+	// OnResult is told of every counted result (done of total); it must not
+	// block.
+	OnResult func(done, total int)
+	// BroadcastConcurrency bounds the calls of one broadcast in flight.
+	BroadcastConcurrency int
+}
+
+// agent is a registered referee or player.
+type agent struct {
+	id, name, endpoint string
+	role               protocol.Role
+	// token is kept in memory only, to send the agent its own token; what
+	// is stored and compared is tokenHash.
+	token        string
+	tokenHash    [sha256.Size]byte
+	capacity     int // referees: max_concurrent_matches
+	registeredAt time.Time
+}
+
+// match is a scheduled match and what became of it.
+type match struct {
+	Pairing
+	state    string          // PENDING, RUNNING, DONE
+	referee  string          // the referee it was last handed to
+	assigned map[string]bool // every referee it was handed to: any may report
+	result   *outcome
+	done     chan struct{} // closed when the result is counted
+}
+
+// Manager is the League Manager agent.
+type Manager struct {
+	opts   Options
+	caller transport.Caller
+	log    *slog.Logger
+	clock  func() time.Time
+
+	mu        sync.Mutex
+	state     string
+	agents    map[string]*agent
+	endpoints map[string]string // contact endpoint → agent id
+	players   []*agent
+	referees  []*agent
+	rounds    [][]*match
+	matches   map[string]*match
+	table     *table
+	round     int // the round being played, 1-based; 0 before the start
+	counted   int
+	total     int
+	startedAt time.Time
+	started   chan struct{} // closed by start
+	finished  chan struct{} // closed when the league is complete
+	final     *protocol.LeagueCompleted
+	slots     *pool
+}
+
+// New returns a Manager that calls the agents through caller.
+func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.Tokens == nil {
+		opts.Tokens = rand.Reader
+	}
+	if opts.Scoring == (Scoring{}) {
+		opts.Scoring = DefaultScoring()
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = transport.DefaultCallTimeout
+	}
+	if opts.MatchTimeout <= 0 {
+		opts.MatchTimeout = 5 * opts.CallTimeout
+	}
+	if opts.BroadcastConcurrency <= 0 {
+		opts.BroadcastConcurrency = 64
+	}
+	return &Manager{
+		opts: opts, caller: caller, log: logger, clock: opts.Clock,
+		state:     StateRegistration,
+		agents:    map[string]*agent{},
+		endpoints: map[string]string{},
+		matches:   map[string]*match{},
+		table:     newTable(opts.Scoring),
+		started:   make(chan struct{}),
+		finished:  make(chan struct{}),
+		slots:     newPool(),
+	}
+}
+
+// Handler returns the manager's methods.
+func (m *Manager) Handler() *transport.Mux {
+	mux := transport.NewMux(m.log)
+	mux.HandleFunc(string(protocol.TypeRefereeRegisterRequest), m.onRegisterReferee)
+	mux.HandleFunc(string(protocol.TypeLeagueRegisterRequest), m.onRegisterPlayer)
+	mux.HandleFunc(string(protocol.TypeMatchResultReport), m.onReport)
+	mux.HandleFunc(string(protocol.TypeLeagueQuery), m.onQuery)
+	mux.HandleFunc(protocol.MethodStartLeague, m.onStartLeague)
+	mux.HandleFunc(protocol.MethodGetLeagueStatus, func(context.Context, *transport.Request) (any, error) {
+		return m.Status(), nil
+	})
+	mux.HandleFunc(protocol.MethodGetStandings, m.onGetStandings)
+	mux.HandleFunc(MethodAdminQuery, m.onAdminQuery)
+	mux.HandleFunc(protocol.MethodPing, func(context.Context, *transport.Request) (any, error) {
+		return map[string]string{"status": "ok", "protocol": protocol.Version,
+			"sender": "league_manager:" + ManagerID, "timestamp": protocol.FormatTimestamp(m.clock())}, nil
+	})
+	mux.SetHealth(m.health)
+	return mux
+}
+
+// Done is closed when the league is complete.
+func (m *Manager) Done() <-chan struct{} { return m.finished }
+
+// Result is the LEAGUE_COMPLETED message, once the league is complete.
+func (m *Manager) Result() *protocol.LeagueCompleted {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.final
+}
+
+func (m *Manager) envelope(t protocol.MessageType, conversation, token string) protocol.Envelope {
+	return protocol.Envelope{
+		Protocol:       protocol.Version,
+		MessageType:    t,
+		Sender:         "league_manager:" + ManagerID,
+		Timestamp:      protocol.FormatTimestamp(m.clock()),
+		ConversationID: conversation,
+		LeagueID:       m.opts.LeagueID,
+		AuthToken:      token,
+	}
+}
+
+// ---- registration ----
+
+// requestedID is the id a registering agent asks for in its sender, or ""
+// ("player:pending", a bare role, or no sender).
+func requestedID(sender string) string {
+	s, err := protocol.ParseSender(sender)
+	if err != nil || s.ID == "pending" {
+		return ""
+	}
+	return s.ID
+}
+
+func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (any, error) {
+	req := r.Msg.(*protocol.RefereeRegisterRequest)
+	meta := req.RefereeMeta
+	a, token, rejected, err := m.register(protocol.RoleReferee, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
+		meta.GameTypes, meta.MaxConcurrentMatches)
+	if err != nil {
+		return nil, err
+	}
+	resp := &protocol.RefereeRegisterResponse{
+		Envelope: m.envelope(protocol.TypeRefereeRegisterResponse, req.ConversationID, token),
+	}
+	if rejected != "" {
+		resp.Status, resp.Reason = protocol.StatusRejected, &rejected
+		return resp, nil
+	}
+	resp.Status, resp.RefereeID = protocol.StatusAccepted, a.id
+	m.log.LogAttrs(ctx, slog.LevelInfo, "referee registered", slog.String("referee_id", a.id),
+		slog.String("endpoint", a.endpoint), slog.Int("max_concurrent_matches", a.capacity),
+		slog.String("conversation_id", req.ConversationID))
+	return resp, nil
+}
+
+func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (any, error) {
+	req := r.Msg.(*protocol.LeagueRegisterRequest)
+	meta := req.PlayerMeta
+	a, token, rejected, err := m.register(protocol.RolePlayer, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
+		meta.GameTypes, 0)
+	if err != nil {
+		return nil, err
+	}
+	resp := &protocol.LeagueRegisterResponse{
+		Envelope: m.envelope(protocol.TypeLeagueRegisterResponse, req.ConversationID, token),
+	}
+	if rejected != "" {
+		resp.Status, resp.Reason = protocol.StatusRejected, &rejected
+		return resp, nil
+	}
+	resp.Status, resp.PlayerID = protocol.StatusAccepted, a.id
+	m.log.LogAttrs(ctx, slog.LevelInfo, "player registered", slog.String("player_id", a.id),
+		slog.String("endpoint", a.endpoint), slog.String("conversation_id", req.ConversationID))
+	return resp, nil
+}
+
+// register records an agent. It refuses with an error what the agent must
+// fix (another league, an id or endpoint already registered) and rejects
+// with a reason what it cannot (registration closed, no even_odd).
+func (m *Manager) register(role protocol.Role, env protocol.Envelope, name, endpoint string, games []string, capacity int) (a *agent, token, rejected string, err error) {
+	if env.LeagueID != "" && env.LeagueID != m.opts.LeagueID {
+		return nil, "", "", &protocol.Error{Code: protocol.ErrLeagueNotFound,
+			Detail:  fmt.Sprintf("this manager runs league %q, not %q", m.opts.LeagueID, protocol.Clip(env.LeagueID)),
+			Context: map[string]any{"available_leagues": []string{m.opts.LeagueID}}}
+	}
+	if !contains(games, protocol.GameEvenOdd) {
+		return nil, "", "this league plays even_odd, which game_types does not list", nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if role == protocol.RolePlayer && m.state != StateRegistration {
+		return nil, "", "registration is closed: the league has started", nil
+	}
+	if owner, taken := m.endpoints[endpoint]; taken {
+		return nil, "", "", &protocol.Error{Code: protocol.ErrDuplicateRegistration,
+			Detail:  fmt.Sprintf("contact_endpoint %s is already registered as %s", protocol.Clip(endpoint), owner),
+			Context: map[string]any{"agent_id": owner}}
+	}
+	id := requestedID(env.Sender)
+	if id != "" {
+		if _, taken := m.agents[id]; taken {
+			return nil, "", "", &protocol.Error{Code: protocol.ErrDuplicateRegistration,
+				Detail: fmt.Sprintf("id %s is already registered", id), Context: map[string]any{"agent_id": id}}
+		}
+	} else {
+		id = m.nextIDLocked(role)
+	}
+	token, err = m.newToken(role, id)
+	if err != nil {
+		return nil, "", "", err
+	}
+	a = &agent{id: id, name: name, endpoint: endpoint, role: role, token: token, tokenHash: sha256.Sum256([]byte(token)),
+		capacity: capacity, registeredAt: m.clock()}
+	if a.name == "" {
+		a.name = id
+	}
+	m.agents[id] = a
+	m.endpoints[endpoint] = id
+	if role == protocol.RoleReferee {
+		m.referees = append(m.referees, a)
+		m.slots.add(a, capacity)
+	} else {
+		m.players = append(m.players, a)
+		m.table.add(id, a.name)
+	}
+	m.maybeStartLocked(false)
+	return a, token, "", nil
+}
+
+func (m *Manager) nextIDLocked(role protocol.Role) string {
+	prefix := "P"
+	if role == protocol.RoleReferee {
+		prefix = "REF"
+	}
+	for n := 1; ; n++ {
+		id := fmt.Sprintf("%s%02d", prefix, n)
+		if _, taken := m.agents[id]; !taken {
+			return id
+		}
+	}
+}
+
+// newToken makes a token of 128 random bits in the spec's tok_{type}_{id}_
+// form. Only its hash is kept.
+func (m *Manager) newToken(role protocol.Role, id string) (string, error) {
+	var b [16]byte
+	if _, err := io.ReadFull(m.opts.Tokens, b[:]); err != nil {
+		return "", protocol.Errorf(protocol.ErrInternal, "no randomness for a token")
+	}
+	return "tok_" + string(role) + "_" + id + "_" + hex.EncodeToString(b[:]), nil
+}
+
+// authenticate checks that env comes from a registered agent of one of the
+// roles, with its own token.
+func (m *Manager) authenticate(env *protocol.Envelope, roles ...protocol.Role) (*agent, error) {
+	s, err := protocol.ParseSender(env.Sender)
+	if err != nil || s.ID == "" {
+		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "sender must name a registered agent, as <role>:<id>")
+	}
+	if env.AuthToken == "" {
+		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "auth_token is required after registration")
+	}
+	m.mu.Lock()
+	a := m.agents[s.ID]
+	m.mu.Unlock()
+	if a == nil || a.role != s.Role {
+		return nil, &protocol.Error{Code: protocol.ErrAgentNotRegistered,
+			Detail: fmt.Sprintf("%s is not registered in league %s", s, m.opts.LeagueID)}
+	}
+	h := sha256.Sum256([]byte(env.AuthToken))
+	if subtle.ConstantTimeCompare(h[:], a.tokenHash[:]) != 1 {
+		return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token does not belong to %s", s)
+	}
+	if !containsRole(roles, a.role) {
+		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "a %s may not send this", a.role)
+	}
+	return a, nil
+}
+
+// ---- starting ----
+
+// errNotReady is why a league cannot start yet.
+var errNotReady = errors.New("a league needs at least 2 players and 1 referee")
+
+// Start starts the league now if it can: with at least two players and one
+// referee. Starting a league that runs or has finished does nothing.
+func (m *Manager) Start() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.startLocked()
+}
+
+func (m *Manager) startLocked() error {
+	if m.state != StateRegistration {
+		return nil
+	}
+	if len(m.players) < 2 || len(m.referees) < 1 {
+		return &protocol.Error{Code: protocol.ErrInvalidGameState, Detail: errNotReady.Error() +
+			fmt.Sprintf(" (now %d players, %d referees)", len(m.players), len(m.referees))}
+	}
+	ids := make([]string, len(m.players))
+	for i, p := range m.players {
+		ids[i] = p.id
+	}
+	sort.Strings(ids)
+	for _, round := range Schedule(ids) {
+		ms := make([]*match, len(round))
+		for i, p := range round {
+			ms[i] = &match{Pairing: p, state: "PENDING", assigned: map[string]bool{}, done: make(chan struct{})}
+			m.matches[p.MatchID] = ms[i]
+		}
+		m.rounds = append(m.rounds, ms)
+	}
+	m.total = len(m.matches)
+	m.state, m.startedAt = StateRunning, m.clock()
+	close(m.started)
+	m.log.LogAttrs(context.Background(), slog.LevelInfo, "league started", slog.String("league_id", m.opts.LeagueID),
+		slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)),
+		slog.Int("rounds", len(m.rounds)), slog.Int("matches", m.total))
+	return nil
+}
+
+// maybeStartLocked starts the league when the minimum is reached, or, at
+// the end of the registration window, when it can start at all.
+func (m *Manager) maybeStartLocked(windowOver bool) {
+	refs := max(m.opts.MinReferees, 1)
+	if (m.opts.MinPlayers > 0 && len(m.players) >= m.opts.MinPlayers && len(m.referees) >= refs) ||
+		(windowOver && len(m.players) >= 2 && len(m.referees) >= 1) {
+		_ = m.startLocked()
+	}
+}
+
+func (m *Manager) onStartLeague(ctx context.Context, r *transport.Request) (any, error) {
+	if err := m.checkAdmin(r); err != nil {
+		return nil, err
+	}
+	if err := m.Start(); err != nil {
+		return nil, err
+	}
+	st := m.Status()
+	status := "STARTED"
+	if st.State == StateCompleted {
+		status = StateCompleted
+	}
+	return map[string]any{
+		"status": status, "league_id": st.LeagueID, "state": st.State,
+		"total_rounds": st.TotalRounds, "total_matches": st.TotalMatches,
+		"players": st.Players, "referees": st.Referees,
+	}, nil
+}
+
+// checkAdmin lets an operator call through: with an admin token set, the
+// call must carry it as auth_token; without one, it must come from this
+// host.
+func (m *Manager) checkAdmin(r *transport.Request) error {
+	if m.opts.AdminToken != "" {
+		if subtle.ConstantTimeCompare([]byte(r.Env.AuthToken), []byte(m.opts.AdminToken)) != 1 {
+			return protocol.Errorf(protocol.ErrAuthTokenInvalid, "admin operations need the admin token as auth_token")
+		}
+		return nil
+	}
+	if !r.Peer.Loopback {
+		return protocol.Errorf(protocol.ErrAuthenticationFailed, "admin operations are open only to this host when no admin token is set")
+	}
+	return nil
+}
+
+// Status is what get_league_status reports.
+type Status struct {
+	LeagueID      string `json:"league_id"`
+	State         string `json:"state"`
+	CurrentRound  int    `json:"current_round"`
+	TotalRounds   int    `json:"total_rounds"`
+	TotalMatches  int    `json:"total_matches"`
+	MatchesPlayed int    `json:"matches_completed"`
+	Players       int    `json:"players"`
+	Referees      int    `json:"referees"`
+}
+
+// Status reports where the league is.
+func (m *Manager) Status() Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return Status{
+		LeagueID: m.opts.LeagueID, State: m.state, CurrentRound: m.round,
+		TotalRounds: len(m.rounds), TotalMatches: m.total, MatchesPlayed: m.counted,
+		Players: len(m.players), Referees: len(m.referees),
+	}
+}
+
+func (m *Manager) health() any {
+	st := m.Status()
+	return map[string]any{
+		"status": "ok", "role": string(protocol.RoleLeagueManager), "id": ManagerID,
+		"league_id": st.LeagueID, "state": st.State, "players": st.Players, "referees": st.Referees,
+		"current_round": st.CurrentRound, "matches_completed": st.MatchesPlayed, "total_matches": st.TotalMatches,
+		"uptime_seconds": int(m.clock().Sub(m.startTime()).Seconds()),
+	}
+}
+
+func (m *Manager) startTime() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.startedAt.IsZero() {
+		return m.clock()
+	}
+	return m.startedAt
+}
+
+// tokenFor is the token to send a, "" when it is not known (a manager
+// restarted on its store knows only hashes until the agent authenticates).
+func (m *Manager) tokenFor(a *agent) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return a.token
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func containsRole(list []protocol.Role, r protocol.Role) bool {
+	for _, x := range list {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}

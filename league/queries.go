@@ -1,0 +1,178 @@
+package league
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// MethodAdminQuery is this implementation's operator tool: a LEAGUE_QUERY
+// (query_type, query_params) answered for whoever passes the admin check,
+// so that `leaguectl query --admin-token` needs no agent identity.
+const MethodAdminQuery = "admin_query"
+
+// ScheduledMatch is one match in GET_SCHEDULE and GET_PLAYER_STATS.
+type ScheduledMatch struct {
+	MatchID   string `json:"match_id"`
+	RoundID   int    `json:"round_id"`
+	PlayerAID string `json:"player_A_id"`
+	PlayerBID string `json:"player_B_id"`
+	RefereeID string `json:"referee_id,omitzero"`
+	Status    string `json:"status"`
+	Winner    string `json:"winner,omitzero"`
+	Result    string `json:"result,omitzero"` // "WIN-LOSS" as statuses of A and B
+}
+
+// ScheduledRound is one round of GET_SCHEDULE.
+type ScheduledRound struct {
+	RoundID int              `json:"round_id"`
+	Matches []ScheduledMatch `json:"matches"`
+}
+
+// NextMatch is the answer of GET_NEXT_MATCH.
+type NextMatch struct {
+	MatchID         string `json:"match_id"`
+	RoundID         int    `json:"round_id"`
+	OpponentID      string `json:"opponent_id"`
+	Role            string `json:"role_in_match"`
+	RefereeEndpoint string `json:"referee_endpoint,omitzero"`
+}
+
+// QueryError is the error of an unsuccessful LEAGUE_QUERY_RESPONSE.
+type QueryError struct {
+	ErrorCode protocol.Code `json:"error_code"`
+	Message   string        `json:"message"`
+}
+
+func (m *Manager) onQuery(ctx context.Context, r *transport.Request) (any, error) {
+	a, err := m.authenticate(r.Env, protocol.RolePlayer, protocol.RoleReferee)
+	if err != nil {
+		return nil, err
+	}
+	return m.Answer(r.Msg.(*protocol.LeagueQuery), a.id, a.role), nil
+}
+
+func (m *Manager) onAdminQuery(ctx context.Context, r *transport.Request) (any, error) {
+	if err := m.checkAdmin(r); err != nil {
+		return nil, err
+	}
+	q := new(protocol.LeagueQuery)
+	if err := protocol.DecodeInto(r.Params, q); err != nil {
+		return nil, err
+	}
+	if err := protocol.ValidateBody(q); err != nil {
+		return nil, err
+	}
+	return m.Answer(q, "", ""), nil
+}
+
+// onGetStandings is api-reference §3.4's debug tool: for a registered agent
+// with its token, or for the operator.
+func (m *Manager) onGetStandings(ctx context.Context, r *transport.Request) (any, error) {
+	if _, err := m.authenticate(r.Env, protocol.RolePlayer, protocol.RoleReferee); err != nil {
+		if aerr := m.checkAdmin(r); aerr != nil {
+			return nil, err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return map[string]any{"league_id": m.opts.LeagueID, "round_id": m.round, "standings": m.table.ranked()}, nil
+}
+
+// Answer answers a query asked by agent id of role (both "" for the
+// operator). A player asking about "next match" or "stats" without a
+// player_id means itself.
+func (m *Manager) Answer(q *protocol.LeagueQuery, id string, role protocol.Role) *protocol.LeagueQueryResponse {
+	resp := &protocol.LeagueQueryResponse{
+		Envelope:  m.envelope(protocol.TypeLeagueQueryResponse, q.ConversationID, ""),
+		QueryType: q.QueryType,
+		Success:   true,
+	}
+	fail := func(code protocol.Code, format string, args ...any) *protocol.LeagueQueryResponse {
+		resp.Success, resp.Error = false, &QueryError{ErrorCode: code, Message: fmt.Sprintf(format, args...)}
+		return resp
+	}
+	player := ""
+	if q.QueryParams != nil {
+		player = q.QueryParams.PlayerID
+	}
+	if player == "" && role == protocol.RolePlayer {
+		player = id
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch q.QueryType {
+	case protocol.QueryStandings:
+		resp.Data = map[string]any{"round_id": m.round, "standings": m.table.ranked()}
+	case protocol.QuerySchedule:
+		rounds := make([]ScheduledRound, len(m.rounds))
+		for i, ms := range m.rounds {
+			rounds[i] = ScheduledRound{RoundID: i + 1, Matches: make([]ScheduledMatch, len(ms))}
+			for j, mt := range ms {
+				rounds[i].Matches[j] = mt.scheduled()
+			}
+		}
+		resp.Data = map[string]any{"rounds": rounds}
+	case protocol.QueryNextMatch, protocol.QueryPlayerStats:
+		if player == "" {
+			return fail(protocol.ErrInvalidMessageFormat, "query_params.player_id is required")
+		}
+		if a := m.agents[player]; a == nil || a.role != protocol.RolePlayer {
+			return fail(protocol.ErrAgentNotRegistered, "no player %q in league %s", protocol.Clip(player), m.opts.LeagueID)
+		}
+		if q.QueryType == protocol.QueryNextMatch {
+			resp.Data = map[string]any{"next_match": m.nextMatchLocked(player)}
+			break
+		}
+		var row *protocol.StandingRow
+		for _, r := range m.table.ranked() {
+			if r.PlayerID == player {
+				row = &r
+				break
+			}
+		}
+		var played []ScheduledMatch
+		for _, ms := range m.rounds {
+			for _, mt := range ms {
+				if mt.A == player || mt.B == player {
+					played = append(played, mt.scheduled())
+				}
+			}
+		}
+		resp.Data = map[string]any{"player": row, "matches": played}
+	}
+	return resp
+}
+
+func (m *Manager) nextMatchLocked(player string) *NextMatch {
+	for _, ms := range m.rounds {
+		for i, mt := range ms {
+			if mt.result != nil || (mt.A != player && mt.B != player) {
+				continue
+			}
+			nm := &NextMatch{MatchID: mt.MatchID, RoundID: mt.Round, OpponentID: mt.B, Role: protocol.PlayerA}
+			if mt.B == player {
+				nm.OpponentID, nm.Role = mt.A, protocol.PlayerB
+			}
+			if ref := m.agents[mt.referee]; ref != nil {
+				nm.RefereeEndpoint = ref.endpoint
+			} else if len(m.referees) > 0 {
+				nm.RefereeEndpoint = m.referees[i%len(m.referees)].endpoint
+			}
+			return nm
+		}
+	}
+	return nil
+}
+
+func (mt *match) scheduled() ScheduledMatch {
+	s := ScheduledMatch{MatchID: mt.MatchID, RoundID: mt.Round, PlayerAID: mt.A, PlayerBID: mt.B,
+		RefereeID: mt.referee, Status: mt.state}
+	if mt.result != nil {
+		s.Winner = mt.result.Winner
+		s.Result = mt.result.StatusA + "-" + mt.result.StatusB
+	}
+	return s
+}

@@ -1,0 +1,94 @@
+package league
+
+import (
+	"fmt"
+
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// outcome is a match result as the manager counts it.
+type outcome struct {
+	MatchID          string
+	A, B             string
+	StatusA, StatusB string // WIN, LOSS, DRAW or TECHNICAL_LOSS
+	Winner           string // "" for a draw or when both lost
+	DrawnNumber      int
+	Choices          map[string]string
+	TechnicalLosses  []protocol.TechnicalLoss
+	Reason           string
+	Referee          string
+}
+
+// outcomeOf reads a MATCH_RESULT_REPORT of match (a, b). Reports from
+// other implementations say less than ours: when the per-player statuses
+// are missing they are worked out from the winner and the technical losses
+// listed. A report that contradicts itself is refused with E002.
+func outcomeOf(rep *protocol.MatchResultReport, a, b string) (*outcome, error) {
+	res := rep.Result
+	o := &outcome{MatchID: rep.MatchID, A: a, B: b, StatusA: res.PlayerAStatus, StatusB: res.PlayerBStatus}
+	winner := ""
+	if res.Winner != nil && *res.Winner != "DRAW" && *res.Winner != "draw" {
+		winner = *res.Winner
+	}
+	if winner != "" && winner != a && winner != b {
+		return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "result.winner %q is not a player of %s", protocol.Clip(winner), rep.MatchID)
+	}
+	tl := map[string]bool{}
+	if d := res.Details; d != nil {
+		for _, t := range d.TechnicalLosses {
+			if t.PlayerID != a && t.PlayerID != b {
+				return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "technical loss of %q, who is not a player of %s", protocol.Clip(t.PlayerID), rep.MatchID)
+			}
+			tl[t.PlayerID] = true
+		}
+		o.TechnicalLosses = d.TechnicalLosses
+		o.Choices = d.Choices
+		o.Reason = d.Reason
+		if d.DrawnNumber != nil {
+			o.DrawnNumber = *d.DrawnNumber
+		}
+	}
+	loss := func(id string) string {
+		if tl[id] {
+			return protocol.ResultTechnicalLoss
+		}
+		return protocol.ResultLoss
+	}
+	if o.StatusA == "" || o.StatusB == "" {
+		switch {
+		case winner == a:
+			o.StatusA, o.StatusB = protocol.ResultWin, loss(b)
+		case winner == b:
+			o.StatusA, o.StatusB = loss(a), protocol.ResultWin
+		case tl[a] && tl[b]:
+			o.StatusA, o.StatusB = protocol.ResultTechnicalLoss, protocol.ResultTechnicalLoss
+		case tl[a]:
+			o.StatusA, o.StatusB = protocol.ResultTechnicalLoss, protocol.ResultWin
+		case tl[b]:
+			o.StatusA, o.StatusB = protocol.ResultWin, protocol.ResultTechnicalLoss
+		case res.MatchStatus == protocol.ResultTechnicalLoss:
+			o.StatusA, o.StatusB = protocol.ResultTechnicalLoss, protocol.ResultTechnicalLoss
+		default:
+			o.StatusA, o.StatusB = protocol.ResultDraw, protocol.ResultDraw
+		}
+	}
+	lost := func(s string) bool { return s == protocol.ResultLoss || s == protocol.ResultTechnicalLoss }
+	switch {
+	case o.StatusA == protocol.ResultWin && lost(o.StatusB):
+		o.Winner = a
+	case o.StatusB == protocol.ResultWin && lost(o.StatusA):
+		o.Winner = b
+	case o.StatusA == protocol.ResultDraw && o.StatusB == protocol.ResultDraw:
+	case lost(o.StatusA) && lost(o.StatusB):
+	default:
+		return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "statuses %s/%s of %s cannot both hold", o.StatusA, o.StatusB, rep.MatchID)
+	}
+	if winner != "" && winner != o.Winner {
+		return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "result.winner %s disagrees with the statuses %s/%s", winner, o.StatusA, o.StatusB)
+	}
+	return o, nil
+}
+
+func (o *outcome) String() string {
+	return fmt.Sprintf("%s %s %s–%s %s", o.MatchID, o.A, o.StatusA, o.StatusB, o.B)
+}

@@ -1,0 +1,413 @@
+package league
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/leaguectl/leaguectl/internal/rng"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// Run waits for the league to start, plays every round, tells every agent
+// the league is complete and returns the LEAGUE_COMPLETED message.
+func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
+	var window <-chan time.Time
+	if m.opts.RegistrationWindow > 0 {
+		t := time.NewTimer(m.opts.RegistrationWindow)
+		defer t.Stop()
+		window = t.C
+	}
+	for waiting := true; waiting; {
+		select {
+		case <-m.started:
+			waiting = false
+		case <-window:
+			m.mu.Lock()
+			m.maybeStartLocked(true)
+			m.mu.Unlock()
+			window = nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	m.mu.Lock()
+	rounds := len(m.rounds)
+	m.mu.Unlock()
+	for r := 1; r <= rounds; r++ {
+		if err := m.playRound(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	return m.complete(ctx), nil
+}
+
+// playRound announces round r, hands its matches to referees as their
+// capacity allows, waits for every result, then sends the standings and
+// the end of the round to every player.
+func (m *Manager) playRound(ctx context.Context, r int) error {
+	m.mu.Lock()
+	m.round = r
+	ms := m.rounds[r-1]
+	players := append([]*agent(nil), m.players...)
+	refs := make(map[string]string, len(m.referees))
+	for _, ref := range m.referees {
+		refs[ref.id] = ref.endpoint
+	}
+	m.mu.Unlock()
+	log := m.log.With(slog.Int("round_id", r))
+	log.LogAttrs(ctx, slog.LevelInfo, "round started", slog.Int("matches", len(ms)))
+
+	conv := fmt.Sprintf("conv-%s-round-%d", m.opts.LeagueID, r)
+	matches := make([]protocol.MatchRef, len(ms))
+	for i, mt := range ms {
+		matches[i] = protocol.MatchRef{MatchID: mt.MatchID, GameType: protocol.GameEvenOdd,
+			PlayerAID: mt.A, PlayerBID: mt.B, RefereeEndpoint: m.plannedReferee(i)}
+	}
+	m.broadcast(ctx, players, protocol.MethodNotifyRound, func(to *agent, token string) any {
+		return &protocol.RoundAnnouncement{
+			Envelope: m.envelope(protocol.TypeRoundAnnouncement, conv+"-announce", token),
+			RoundID:  r, Matches: matches,
+		}
+	})
+
+	var wg sync.WaitGroup
+	for _, mt := range ms {
+		wg.Go(func() { m.runMatch(ctx, mt) })
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	m.mu.Lock()
+	standings := m.table.ranked()
+	summary := protocol.RoundSummary{TotalMatches: len(ms)}
+	for _, mt := range ms {
+		switch o := mt.result; {
+		case o.StatusA == protocol.ResultTechnicalLoss || o.StatusB == protocol.ResultTechnicalLoss:
+			summary.TechnicalLosses++
+		case o.Winner == "":
+			summary.Draws++
+		default:
+			summary.Wins++
+		}
+	}
+	var next *int
+	if r < len(m.rounds) {
+		n := r + 1
+		next = &n
+	}
+	m.mu.Unlock()
+	m.broadcast(ctx, players, protocol.MethodUpdateStandings, func(to *agent, token string) any {
+		return &protocol.LeagueStandingsUpdate{
+			Envelope: m.envelope(protocol.TypeLeagueStandingsUpdate, conv+"-standings", token),
+			RoundID:  r, Standings: standings,
+		}
+	})
+	m.broadcast(ctx, players, protocol.MethodNotifyRoundCompleted, func(to *agent, token string) any {
+		return &protocol.RoundCompleted{
+			Envelope: m.envelope(protocol.TypeRoundCompleted, conv+"-completed", token),
+			RoundID:  r, MatchesCompleted: len(ms), NextRoundID: next, Summary: &summary,
+		}
+	})
+	log.LogAttrs(ctx, slog.LevelInfo, "round completed", slog.Int("wins", summary.Wins),
+		slog.Int("draws", summary.Draws), slog.Int("technical_losses", summary.TechnicalLosses))
+	return nil
+}
+
+// plannedReferee is the referee endpoint announced for the i-th match of a
+// round: the referees' slots taken in order. A match may end up with
+// another referee when one is busy or fails.
+func (m *Manager) plannedReferee(i int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var seats []*agent
+	for _, ref := range m.referees {
+		for range ref.capacity {
+			seats = append(seats, ref)
+		}
+	}
+	if len(seats) == 0 {
+		return ""
+	}
+	return seats[i%len(seats)].endpoint
+}
+
+// runMatch hands a match to a referee with a free slot and waits for its
+// result. A referee that refuses or cannot be reached, or that lets the
+// match timeout pass without a report, loses the match to another referee
+// (or to itself, once it is back); a report that comes late from an
+// earlier referee still counts if no other came first.
+func (m *Manager) runMatch(ctx context.Context, mt *match) {
+	backoff := m.opts.Retry.BackOff()
+	var avoid string
+	for attempt := 1; ; attempt++ {
+		ref, err := m.slots.acquire(ctx, avoid)
+		if err != nil {
+			return
+		}
+		m.mu.Lock()
+		mt.state, mt.referee = "RUNNING", ref.id
+		mt.assigned[ref.id] = true
+		m.mu.Unlock()
+
+		callErr := make(chan error, 1)
+		go func() { callErr <- m.startMatch(ctx, ref, mt) }()
+		timeout := time.NewTimer(m.opts.MatchTimeout)
+		lost := false
+		select {
+		case <-mt.done:
+		case err := <-callErr:
+			if err != nil {
+				lost = true
+				m.log.LogAttrs(ctx, slog.LevelWarn, "referee did not take the match", slog.String("match_id", mt.MatchID),
+					slog.String("referee_id", ref.id), slog.Int("attempt", attempt), slog.String("error", err.Error()))
+				break
+			}
+			select {
+			case <-mt.done:
+			case <-timeout.C:
+				lost = true
+				m.log.LogAttrs(ctx, slog.LevelWarn, "no result in time, handing the match to another referee",
+					slog.String("match_id", mt.MatchID), slog.String("referee_id", ref.id))
+			case <-ctx.Done():
+			}
+		case <-timeout.C:
+			lost = true
+		case <-ctx.Done():
+		}
+		timeout.Stop()
+		m.slots.release(ref)
+		if !lost || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-mt.done:
+			return
+		default:
+		}
+		avoid = ref.id
+		if d := backoff.NextBackOff(); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-mt.done:
+				t.Stop()
+				return
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+	}
+}
+
+// startMatch sends START_MATCH. A referee of another implementation may
+// answer only when the match is over; the caller does not wait for that.
+func (m *Manager) startMatch(ctx context.Context, ref *agent, mt *match) error {
+	m.mu.Lock()
+	a, b := m.agents[mt.A], m.agents[mt.B]
+	m.mu.Unlock()
+	seed := rng.Derive(m.opts.Seed, "match", mt.MatchID)
+	sm := &protocol.StartMatch{
+		Envelope:              m.envelope(protocol.TypeStartMatch, m.conversation(mt), m.tokenFor(ref)),
+		MatchID:               mt.MatchID,
+		RoundID:               mt.Round,
+		GameType:              protocol.GameEvenOdd,
+		PlayerAID:             mt.A,
+		PlayerBID:             mt.B,
+		PlayerAEndpoint:       a.endpoint,
+		PlayerBEndpoint:       b.endpoint,
+		LeagueManagerEndpoint: m.opts.Endpoint,
+		MatchSeed:             &seed,
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.opts.MatchTimeout)
+	defer cancel()
+	var ack protocol.StartMatchAck
+	err := m.caller.Call(ctx, ref.endpoint, protocol.ToolName(protocol.TypeStartMatch), sm, &ack)
+	if err != nil {
+		// A referee that is busy playing the match and answers only at the
+		// end times out here; the result decides, not this call.
+		if e, ok := errors.AsType[*transport.Error](err); ok && e.Kind == transport.KindTimeout {
+			<-ctx.Done()
+			select {
+			case <-mt.done:
+				return nil
+			default:
+			}
+		}
+		return err
+	}
+	if ack.Status == protocol.StatusRejected {
+		return fmt.Errorf("START_MATCH rejected: %s", protocol.Clip(ack.Reason))
+	}
+	return nil
+}
+
+func (m *Manager) conversation(mt *match) string {
+	return "conv-" + m.opts.LeagueID + "-" + mt.MatchID
+}
+
+// onReport counts a referee's result. The first report of a match counts;
+// any later one is acknowledged as a duplicate and changes nothing.
+func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, error) {
+	rep := r.Msg.(*protocol.MatchResultReport)
+	ref, err := m.authenticate(r.Env, protocol.RoleReferee)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	mt := m.matches[rep.MatchID]
+	switch {
+	case mt == nil:
+		m.mu.Unlock()
+		return nil, &protocol.Error{Code: protocol.ErrMatchNotFound,
+			Detail: fmt.Sprintf("no match %q in league %s", protocol.Clip(rep.MatchID), m.opts.LeagueID)}
+	case !mt.assigned[ref.id]:
+		m.mu.Unlock()
+		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "%s was not given match %s", ref.id, mt.MatchID)
+	case rep.RoundID != mt.Round:
+		m.mu.Unlock()
+		return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "round_id %d: %s is in round %d", rep.RoundID, mt.MatchID, mt.Round)
+	case mt.result != nil:
+		m.mu.Unlock()
+		m.log.LogAttrs(ctx, slog.LevelInfo, "duplicate report", slog.String("match_id", rep.MatchID), slog.String("referee_id", ref.id))
+		return m.reportAck(rep, protocol.StatusDuplicate, "this match's result was already counted"), nil
+	}
+	o, err := outcomeOf(rep, mt.A, mt.B)
+	if err != nil {
+		m.mu.Unlock()
+		return nil, err
+	}
+	o.Referee = ref.id
+	mt.result, mt.state = o, "DONE"
+	m.table.apply(o)
+	m.counted++
+	done, total := m.counted, m.total
+	close(mt.done)
+	m.mu.Unlock()
+	m.log.LogAttrs(ctx, slog.LevelDebug, "result counted", slog.String("match_id", o.MatchID),
+		slog.String("result", o.String()), slog.String("conversation_id", rep.ConversationID))
+	if m.opts.OnResult != nil {
+		m.opts.OnResult(done, total)
+	}
+	return m.reportAck(rep, protocol.StatusAccepted, ""), nil
+}
+
+func (m *Manager) reportAck(rep *protocol.MatchResultReport, status, msg string) *protocol.MatchResultReportAck {
+	return &protocol.MatchResultReportAck{
+		Envelope: m.envelope(protocol.TypeMatchResultReportAck, rep.ConversationID, ""),
+		MatchID:  rep.MatchID, Status: status, Message: msg,
+	}
+}
+
+// complete builds LEAGUE_COMPLETED and sends it to every player and referee.
+func (m *Manager) complete(ctx context.Context) *protocol.LeagueCompleted {
+	m.mu.Lock()
+	standings := m.table.ranked()
+	lc := &protocol.LeagueCompleted{
+		Envelope:       m.envelope(protocol.TypeLeagueCompleted, "conv-"+m.opts.LeagueID+"-completed", ""),
+		TotalRounds:    len(m.rounds),
+		TotalMatches:   m.total,
+		FinalStandings: standings,
+	}
+	if len(standings) > 0 {
+		lc.Champion = &protocol.Champion{PlayerID: standings[0].PlayerID, DisplayName: standings[0].DisplayName,
+			Points: standings[0].Points}
+	}
+	everyone := append(append([]*agent(nil), m.players...), m.referees...)
+	m.mu.Unlock()
+	m.broadcast(ctx, everyone, protocol.MethodNotifyLeagueComplete, func(to *agent, token string) any {
+		msg := *lc
+		msg.Envelope.AuthToken = token
+		return &msg
+	})
+	m.mu.Lock()
+	m.state, m.final = StateCompleted, lc
+	close(m.finished)
+	m.mu.Unlock()
+	m.log.LogAttrs(ctx, slog.LevelInfo, "league completed", slog.String("champion", lc.Champion.PlayerID),
+		slog.Int("points", lc.Champion.Points))
+	return lc
+}
+
+// broadcast sends each recipient its message, several at a time, and waits
+// for all. A recipient that cannot be told is logged; it does not hold up
+// the league.
+func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, build func(a *agent, token string) any) {
+	sem := make(chan struct{}, m.opts.BroadcastConcurrency)
+	var wg sync.WaitGroup
+	for _, a := range to {
+		msg := build(a, m.tokenFor(a))
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			cctx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
+			defer cancel()
+			if err := m.caller.Call(cctx, a.endpoint, method, msg, nil); err != nil {
+				m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", method),
+					slog.String("agent_id", a.id), slog.String("error", err.Error()))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// pool hands out referee slots: one per unit of a referee's capacity.
+type pool struct {
+	mu   sync.Mutex
+	free []*agent
+	wake chan struct{} // closed and replaced when a slot comes free
+}
+
+func newPool() *pool { return &pool{wake: make(chan struct{})} }
+
+// add adds n slots of a, interleaved with the others so that matches
+// spread over the referees.
+func (p *pool) add(a *agent, n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for range n {
+		p.free = append(p.free, a)
+	}
+	close(p.wake)
+	p.wake = make(chan struct{})
+}
+
+// acquire takes a free slot, preferring one not of avoid, and waits while
+// there is none.
+func (p *pool) acquire(ctx context.Context, avoid string) (*agent, error) {
+	for {
+		p.mu.Lock()
+		pick := -1
+		for i, a := range p.free {
+			if a.id != avoid {
+				pick = i
+				break
+			}
+		}
+		if pick < 0 && len(p.free) > 0 {
+			pick = 0
+		}
+		if pick >= 0 {
+			a := p.free[pick]
+			p.free = append(p.free[:pick], p.free[pick+1:]...)
+			p.mu.Unlock()
+			return a, nil
+		}
+		w := p.wake
+		p.mu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (p *pool) release(a *agent) { p.add(a, 1) }

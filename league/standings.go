@@ -1,0 +1,125 @@
+package league
+
+import (
+	"sort"
+
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// Scoring is the points of a win, a draw and a loss.
+type Scoring struct{ Win, Draw, Loss int }
+
+// DefaultScoring is the spec's 3/1/0.
+func DefaultScoring() Scoring { return Scoring{Win: 3, Draw: 1, Loss: 0} }
+
+// record is one player's line of the table, kept up to date result by
+// result so that a ranking never replays the league.
+type record struct {
+	id, name                        string
+	wins, draws, losses, tl, points int
+	// h2h is the points this player took from each opponent, for the
+	// head-to-head tie-break.
+	h2h map[string]int
+}
+
+func (r *record) played() int { return r.wins + r.draws + r.losses }
+
+// table is the standings.
+type table struct {
+	scoring Scoring
+	rows    map[string]*record
+}
+
+func newTable(s Scoring) *table { return &table{scoring: s, rows: map[string]*record{}} }
+
+func (t *table) add(id, name string) {
+	if _, ok := t.rows[id]; !ok {
+		t.rows[id] = &record{id: id, name: name, h2h: map[string]int{}}
+	}
+}
+
+// apply counts one result: a technical loss is a loss, counted again in
+// technical losses.
+func (t *table) apply(o *outcome) {
+	for _, side := range [2]struct {
+		id, opp, status string
+	}{{o.A, o.B, o.StatusA}, {o.B, o.A, o.StatusB}} {
+		r := t.rows[side.id]
+		if r == nil {
+			continue
+		}
+		pts := t.scoring.Loss
+		switch side.status {
+		case protocol.ResultWin:
+			r.wins++
+			pts = t.scoring.Win
+		case protocol.ResultDraw:
+			r.draws++
+			pts = t.scoring.Draw
+		case protocol.ResultTechnicalLoss:
+			r.losses++
+			r.tl++
+		default:
+			r.losses++
+		}
+		r.points += pts
+		r.h2h[side.opp] += pts
+	}
+}
+
+// ranked returns the table in rank order. The order is total and does not
+// depend on the order results arrived in: points, then wins, then fewer
+// technical losses, then the points taken in the matches among the players
+// still tied, then player id.
+func (t *table) ranked() []protocol.StandingRow {
+	recs := make([]*record, 0, len(t.rows))
+	for _, r := range t.rows {
+		recs = append(recs, r)
+	}
+	sort.Slice(recs, func(i, j int) bool {
+		a, b := recs[i], recs[j]
+		if a.points != b.points {
+			return a.points > b.points
+		}
+		if a.wins != b.wins {
+			return a.wins > b.wins
+		}
+		if a.tl != b.tl {
+			return a.tl < b.tl
+		}
+		return a.id < b.id
+	})
+	// Head to head within each group tied on points, wins and technical
+	// losses.
+	for lo := 0; lo < len(recs); {
+		hi := lo + 1
+		for hi < len(recs) && recs[hi].points == recs[lo].points && recs[hi].wins == recs[lo].wins && recs[hi].tl == recs[lo].tl {
+			hi++
+		}
+		if hi-lo > 1 {
+			group := recs[lo:hi]
+			h2h := make(map[string]int, len(group))
+			for _, a := range group {
+				for _, b := range group {
+					h2h[a.id] += a.h2h[b.id]
+				}
+			}
+			sort.SliceStable(group, func(i, j int) bool {
+				if h2h[group[i].id] != h2h[group[j].id] {
+					return h2h[group[i].id] > h2h[group[j].id]
+				}
+				return group[i].id < group[j].id
+			})
+		}
+		lo = hi
+	}
+	out := make([]protocol.StandingRow, len(recs))
+	for i, r := range recs {
+		out[i] = protocol.StandingRow{
+			Rank: i + 1, PlayerID: r.id, DisplayName: r.name,
+			Played: r.played(), Wins: r.wins, Draws: r.draws, Losses: r.losses,
+			TechnicalLosses: r.tl, Points: r.points,
+		}
+	}
+	return out
+}

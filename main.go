@@ -1,0 +1,19 @@
+// Command leaguectl runs Even/Odd leagues of AI agents under League
+// Protocol v2 (league.v2).
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/leaguectl/leaguectl/cmd"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := cmd.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(cmd.ExitCode(err))
+}

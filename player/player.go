@@ -1,0 +1,567 @@
+// Package player is the Player agent: it registers with a league manager,
+// answers invitations and parity calls with a strategy, and keeps its
+// history and statistics. It answers protocol calls whether or not its own
+// registration has succeeded, so it can be checked on its own.
+package player
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+
+	"github.com/leaguectl/leaguectl/internal/rng"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// Version is the agent version sent at registration.
+const Version = "1.0.0"
+
+// maxOpenMatches bounds the invitations a player remembers without a
+// GAME_OVER, so a flood of invitations cannot grow its memory.
+const maxOpenMatches = 1024
+
+// Options configure a Player.
+type Options struct {
+	// RequestedID is the id asked for at registration (sender
+	// "player:<id>"); empty lets the manager choose.
+	RequestedID string
+	DisplayName string
+	Strategy    Strategy
+	// Seed is the league seed: with the player id and the match id it
+	// determines every random choice.
+	Seed            uint64
+	LeagueID        string
+	ManagerEndpoint string
+	// Endpoint is this player's own contact endpoint.
+	Endpoint string
+	// CallTimeout bounds each registration attempt.
+	CallTimeout time.Duration
+	// Retry paces registration attempts while the manager is not up.
+	Retry transport.Retry
+	Clock func() time.Time
+}
+
+// Registration states reported by health and get_registration_status.
+const (
+	StateRegistering = "REGISTERING"
+	StateRegistered  = "REGISTERED"
+	StateFailed      = "REGISTRATION_FAILED"
+	StateCompleted   = "LEAGUE_COMPLETED"
+)
+
+// Stats are the player's own counts.
+type Stats struct {
+	Played          int `json:"played"`
+	Wins            int `json:"wins"`
+	Draws           int `json:"draws"`
+	Losses          int `json:"losses"`
+	TechnicalLosses int `json:"technical_losses"`
+}
+
+// State is what get_player_state returns.
+type State struct {
+	PlayerID    string                 `json:"player_id"`
+	DisplayName string                 `json:"display_name"`
+	Strategy    string                 `json:"strategy"`
+	LeagueID    string                 `json:"league_id,omitzero"`
+	State       string                 `json:"state"`
+	Stats       Stats                  `json:"stats"`
+	History     []Game                 `json:"history"`
+	Round       int                    `json:"current_round,omitzero"`
+	Standings   []protocol.StandingRow `json:"standings,omitzero"`
+	Champion    *protocol.Champion     `json:"champion,omitzero"`
+}
+
+// openMatch is a match the player was invited to and has not seen end.
+type openMatch struct {
+	matchID, opponent, role, conversation string
+	round                                 int
+	choice                                string
+	seq                                   int
+}
+
+// Player is the Player agent.
+type Player struct {
+	opts   Options
+	caller transport.Caller
+	log    *slog.Logger
+	clock  func() time.Time
+
+	mu        sync.Mutex
+	id, token string
+	leagueID  string
+	state     string
+	lastErr   string
+	open      map[string]*openMatch
+	seq       int
+	history   []Game
+	played    map[string]bool
+	stats     Stats
+	round     int
+	standings []protocol.StandingRow
+	champion  *protocol.Champion
+	done      chan struct{}
+	started   time.Time
+}
+
+// New returns a Player that calls others through caller.
+func New(opts Options, caller transport.Caller, logger *slog.Logger) *Player {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.Strategy == nil {
+		opts.Strategy, _ = StrategyByName("random")
+	}
+	if opts.DisplayName == "" {
+		opts.DisplayName = opts.RequestedID
+	}
+	return &Player{
+		opts: opts, caller: caller, clock: opts.Clock,
+		log:      logger,
+		leagueID: opts.LeagueID,
+		state:    StateRegistering,
+		open:     map[string]*openMatch{},
+		played:   map[string]bool{},
+		done:     make(chan struct{}),
+		started:  opts.Clock(),
+	}
+}
+
+// ID is the player's id: the one assigned at registration, else the one it
+// asked for.
+func (p *Player) ID() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.idLocked()
+}
+
+func (p *Player) idLocked() string {
+	if p.id != "" {
+		return p.id
+	}
+	if p.opts.RequestedID != "" {
+		return p.opts.RequestedID
+	}
+	return "pending"
+}
+
+// Done is closed when LEAGUE_COMPLETED has arrived.
+func (p *Player) Done() <-chan struct{} { return p.done }
+
+// Run registers, retrying with backoff while the manager cannot be reached,
+// then waits for the end of the league or of ctx.
+func (p *Player) Run(ctx context.Context) error {
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		err := p.Register(ctx)
+		if err != nil && !transport.IsRetryable(err) {
+			return struct{}{}, backoff.Permanent(err)
+		}
+		if err != nil {
+			p.log.LogAttrs(ctx, slog.LevelInfo, "registration failed, retrying",
+				slog.String("error", err.Error()))
+		}
+		return struct{}{}, err
+	}, backoff.WithBackOff(p.opts.Retry.BackOff()), backoff.WithMaxElapsedTime(p.opts.Retry.MaxElapsed))
+	if err != nil {
+		p.mu.Lock()
+		p.state, p.lastErr = StateFailed, err.Error()
+		p.mu.Unlock()
+		return fmt.Errorf("player registration: %w", err)
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Register makes one registration attempt.
+func (p *Player) Register(ctx context.Context) error {
+	if p.opts.CallTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.opts.CallTimeout)
+		defer cancel()
+	}
+	req := &protocol.LeagueRegisterRequest{
+		Envelope: protocol.Envelope{
+			Protocol:       protocol.Version,
+			MessageType:    protocol.TypeLeagueRegisterRequest,
+			Sender:         "player:" + p.ID(),
+			Timestamp:      protocol.FormatTimestamp(p.clock()),
+			ConversationID: "conv-register-" + p.ID(),
+			LeagueID:       p.opts.LeagueID,
+		},
+		PlayerMeta: &protocol.PlayerMeta{
+			DisplayName:     p.opts.DisplayName,
+			Version:         Version,
+			GameTypes:       []string{protocol.GameEvenOdd},
+			ContactEndpoint: p.opts.Endpoint,
+		},
+	}
+	var resp protocol.LeagueRegisterResponse
+	if err := p.caller.Call(ctx, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp); err != nil {
+		return err
+	}
+	if resp.Status != protocol.StatusAccepted {
+		reason := "no reason given"
+		if resp.Reason != nil {
+			reason = *resp.Reason
+		}
+		return &protocol.Error{Code: protocol.ErrAuthenticationFailed, Detail: "registration rejected: " + reason}
+	}
+	if resp.PlayerID == "" || resp.AuthToken == "" {
+		return &protocol.Error{Code: protocol.ErrInvalidMessageFormat, Detail: "registration accepted without a player_id or auth_token"}
+	}
+	p.mu.Lock()
+	p.id, p.token, p.state = resp.PlayerID, resp.AuthToken, StateRegistered
+	if resp.LeagueID != "" {
+		p.leagueID = resp.LeagueID
+	}
+	p.mu.Unlock()
+	p.log.LogAttrs(ctx, slog.LevelInfo, "registered",
+		slog.String("player_id", resp.PlayerID), slog.String("league_id", resp.LeagueID))
+	return nil
+}
+
+// Handler returns the player's methods.
+func (p *Player) Handler() *transport.Mux {
+	m := transport.NewMux(p.log)
+	m.HandleFunc(string(protocol.TypeGameInvitation), p.onInvitation)
+	m.HandleFunc(string(protocol.TypeChooseParityCall), p.onParityCall)
+	m.HandleFunc(string(protocol.TypeGameOver), p.onGameOver)
+	m.HandleFunc(string(protocol.TypeGameError), p.onGameError)
+	m.HandleFunc(string(protocol.TypeRoundAnnouncement), p.onRoundAnnouncement)
+	m.HandleFunc(string(protocol.TypeLeagueStandingsUpdate), p.onStandings)
+	m.HandleFunc(string(protocol.TypeRoundCompleted), p.onRoundCompleted)
+	m.HandleFunc(string(protocol.TypeLeagueCompleted), p.onLeagueCompleted)
+	m.HandleFunc(protocol.MethodPing, p.onPing)
+	m.HandleFunc(protocol.MethodGetPlayerState, func(context.Context, *transport.Request) (any, error) {
+		return p.State(), nil
+	})
+	m.HandleFunc(protocol.MethodGetRegistrationStatus, func(context.Context, *transport.Request) (any, error) {
+		return p.registration(), nil
+	})
+	m.SetHealth(p.health)
+	return m
+}
+
+func (p *Player) envelope(t protocol.MessageType, conversation string) protocol.Envelope {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return protocol.Envelope{
+		Protocol:       protocol.Version,
+		MessageType:    t,
+		Sender:         "player:" + p.idLocked(),
+		Timestamp:      protocol.FormatTimestamp(p.clock()),
+		ConversationID: conversation,
+		LeagueID:       p.leagueID,
+		AuthToken:      p.token,
+	}
+}
+
+func (p *Player) ack(r *transport.Request) *protocol.Ack {
+	return &protocol.Ack{Envelope: p.envelope(r.Type, r.Env.ConversationID), Status: "ACK"}
+}
+
+// checkManager refuses a message that claims to come from the league
+// manager but carries a token other than this player's own. Managers of
+// other implementations send none, so an absent token is accepted.
+func (p *Player) checkManager(env *protocol.Envelope) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if env.AuthToken != "" && p.token != "" && env.AuthToken != p.token {
+		return protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not the one this player was given")
+	}
+	return nil
+}
+
+func (p *Player) onInvitation(ctx context.Context, r *transport.Request) (any, error) {
+	inv := r.Msg.(*protocol.GameInvitation)
+	p.mu.Lock()
+	if _, ok := p.open[inv.MatchID]; !ok {
+		if len(p.open) >= maxOpenMatches {
+			p.evictOldestLocked()
+		}
+		p.seq++
+		p.open[inv.MatchID] = &openMatch{matchID: inv.MatchID, opponent: inv.OpponentID, role: inv.RoleInMatch,
+			conversation: inv.ConversationID, round: inv.RoundID, seq: p.seq}
+	}
+	id := p.idLocked()
+	if p.id == "" && inv.PlayerID != "" {
+		id = inv.PlayerID
+	}
+	p.mu.Unlock()
+	yes := true
+	env := p.envelope(protocol.TypeGameJoinAck, inv.ConversationID)
+	env.Sender = "player:" + id
+	p.log.LogAttrs(ctx, slog.LevelDebug, "invited", slog.String("match_id", inv.MatchID),
+		slog.String("opponent_id", inv.OpponentID), slog.String("conversation_id", inv.ConversationID))
+	return &protocol.GameJoinAck{
+		Envelope:         env,
+		MatchID:          inv.MatchID,
+		PlayerID:         id,
+		ArrivalTimestamp: env.Timestamp,
+		Accept:           &yes,
+	}, nil
+}
+
+func (p *Player) evictOldestLocked() {
+	var oldest *openMatch
+	for _, m := range p.open {
+		if oldest == nil || m.seq < oldest.seq {
+			oldest = m
+		}
+	}
+	if oldest != nil {
+		delete(p.open, oldest.matchID)
+	}
+}
+
+func (p *Player) onParityCall(ctx context.Context, r *transport.Request) (any, error) {
+	call := r.Msg.(*protocol.ChooseParityCall)
+	p.mu.Lock()
+	m := p.open[call.MatchID]
+	sit := &Situation{MatchID: call.MatchID, History: append([]Game(nil), p.history...)}
+	if m != nil {
+		sit.OpponentID, sit.RoundID = m.opponent, m.round
+	}
+	if call.Context != nil {
+		if sit.OpponentID == "" {
+			sit.OpponentID = call.Context.OpponentID
+		}
+		if sit.RoundID == 0 {
+			sit.RoundID = call.Context.RoundID
+		}
+	}
+	id := p.idLocked()
+	p.mu.Unlock()
+	sit.Rand = rng.New(p.opts.Seed, "player", id, call.MatchID)
+	choice := p.opts.Strategy.Choose(sit)
+	p.mu.Lock()
+	if m != nil {
+		m.choice = choice
+	}
+	p.mu.Unlock()
+	p.log.LogAttrs(ctx, slog.LevelDebug, "chose", slog.String("match_id", call.MatchID),
+		slog.String("parity_choice", choice), slog.String("conversation_id", call.ConversationID))
+	return &protocol.ChooseParityResponse{
+		Envelope:     p.envelope(protocol.TypeChooseParityResponse, call.ConversationID),
+		MatchID:      call.MatchID,
+		PlayerID:     id,
+		ParityChoice: choice,
+	}, nil
+}
+
+func (p *Player) onGameOver(ctx context.Context, r *transport.Request) (any, error) {
+	g := r.Msg.(*protocol.GameOver)
+	p.mu.Lock()
+	me := p.idLocked()
+	if !p.played[g.MatchID] {
+		p.played[g.MatchID] = true
+		game := gameFrom(me, g, p.open[g.MatchID])
+		delete(p.open, g.MatchID)
+		p.history = append(p.history, game)
+		p.stats.Played++
+		switch game.Result {
+		case protocol.ResultWin:
+			p.stats.Wins++
+		case protocol.ResultDraw:
+			p.stats.Draws++
+		case protocol.ResultTechnicalLoss:
+			p.stats.Losses++
+			p.stats.TechnicalLosses++
+		default:
+			p.stats.Losses++
+		}
+		p.log.LogAttrs(ctx, slog.LevelDebug, "game over", slog.String("match_id", g.MatchID),
+			slog.String("result", game.Result), slog.String("conversation_id", g.ConversationID))
+	}
+	p.mu.Unlock()
+	return p.ack(r), nil
+}
+
+// gameFrom reads a GAME_OVER, in any of the forms the spec and the other
+// implementations use, into this player's record of the game.
+func gameFrom(me string, g *protocol.GameOver, m *openMatch) Game {
+	game := Game{MatchID: g.MatchID, RoundID: g.RoundID}
+	if m != nil {
+		game.OpponentID, game.MyChoice = m.opponent, m.choice
+		if game.RoundID == 0 {
+			game.RoundID = m.round
+		}
+	}
+	var status, winner string
+	var choices map[string]string
+	switch {
+	case g.GameResult != nil:
+		gr := g.GameResult
+		status = gr.Status
+		if gr.WinnerPlayerID != nil {
+			winner = *gr.WinnerPlayerID
+		}
+		if gr.DrawnNumber != nil {
+			game.DrawnNumber = *gr.DrawnNumber
+		}
+		game.Parity = gr.NumberParity
+		choices = gr.AllChoices()
+		if game.OpponentID == "" {
+			game.OpponentID = gr.OpponentID
+		}
+	default:
+		if g.Winner != nil {
+			winner = *g.Winner
+		}
+		if g.Details != nil {
+			if g.Details.DrawnNumber != nil {
+				game.DrawnNumber = *g.Details.DrawnNumber
+			}
+			game.Parity = g.Details.Parity
+			choices = g.Details.Choices
+		}
+		status = protocol.ResultWin
+		if winner == "" || winner == "DRAW" {
+			status, winner = protocol.ResultDraw, ""
+		}
+	}
+	game.Winner = winner
+	for pid, c := range choices {
+		switch {
+		case pid == me && game.MyChoice == "":
+			game.MyChoice = c
+		case pid != me:
+			game.OpponentChoice = c
+			if game.OpponentID == "" {
+				game.OpponentID = pid
+			}
+		}
+	}
+	switch {
+	case status == protocol.ResultDraw:
+		game.Result = protocol.ResultDraw
+	case winner == me:
+		game.Result = protocol.ResultWin
+	case status == protocol.ResultTechnicalLoss:
+		game.Result = protocol.ResultTechnicalLoss
+	case winner != "":
+		game.Result = protocol.ResultLoss
+	case status == protocol.ResultWin:
+		// Dialect-a's per-recipient status without a winner id.
+		game.Result = protocol.ResultWin
+	default:
+		game.Result = protocol.ResultLoss
+	}
+	return game
+}
+
+func (p *Player) onGameError(ctx context.Context, r *transport.Request) (any, error) {
+	ge := r.Msg.(*protocol.GameError)
+	p.log.LogAttrs(ctx, slog.LevelWarn, "game error from referee", slog.String("match_id", ge.MatchID),
+		slog.String("error_code", string(ge.ErrorCode)), slog.String("consequence", ge.Consequence),
+		slog.String("conversation_id", ge.ConversationID))
+	return p.ack(r), nil
+}
+
+func (p *Player) onRoundAnnouncement(ctx context.Context, r *transport.Request) (any, error) {
+	if err := p.checkManager(r.Env); err != nil {
+		return nil, err
+	}
+	ra := r.Msg.(*protocol.RoundAnnouncement)
+	p.mu.Lock()
+	p.round = ra.RoundID
+	p.mu.Unlock()
+	return p.ack(r), nil
+}
+
+func (p *Player) onStandings(ctx context.Context, r *transport.Request) (any, error) {
+	if err := p.checkManager(r.Env); err != nil {
+		return nil, err
+	}
+	su := r.Msg.(*protocol.LeagueStandingsUpdate)
+	p.mu.Lock()
+	p.standings = su.Standings
+	p.mu.Unlock()
+	return p.ack(r), nil
+}
+
+func (p *Player) onRoundCompleted(ctx context.Context, r *transport.Request) (any, error) {
+	if err := p.checkManager(r.Env); err != nil {
+		return nil, err
+	}
+	return p.ack(r), nil
+}
+
+func (p *Player) onLeagueCompleted(ctx context.Context, r *transport.Request) (any, error) {
+	if err := p.checkManager(r.Env); err != nil {
+		return nil, err
+	}
+	lc := r.Msg.(*protocol.LeagueCompleted)
+	p.mu.Lock()
+	if p.state != StateCompleted {
+		p.state, p.champion = StateCompleted, lc.Champion
+		if lc.FinalStandings != nil {
+			p.standings = lc.FinalStandings
+		}
+		close(p.done)
+	}
+	p.mu.Unlock()
+	return p.ack(r), nil
+}
+
+func (p *Player) onPing(context.Context, *transport.Request) (any, error) {
+	return map[string]string{
+		"status":    "ok",
+		"protocol":  protocol.Version,
+		"sender":    "player:" + p.ID(),
+		"timestamp": protocol.FormatTimestamp(p.clock()),
+	}, nil
+}
+
+// State is a snapshot of the player for get_player_state.
+func (p *Player) State() State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return State{
+		PlayerID:    p.idLocked(),
+		DisplayName: p.opts.DisplayName,
+		Strategy:    p.opts.Strategy.Name(),
+		LeagueID:    p.leagueID,
+		State:       p.state,
+		Stats:       p.stats,
+		History:     append([]Game{}, p.history...),
+		Round:       p.round,
+		Standings:   append([]protocol.StandingRow(nil), p.standings...),
+		Champion:    p.champion,
+	}
+}
+
+func (p *Player) registration() map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]any{
+		"role":       string(protocol.RolePlayer),
+		"player_id":  p.idLocked(),
+		"state":      p.state,
+		"registered": p.token != "",
+		"manager":    p.opts.ManagerEndpoint,
+	}
+	if p.lastErr != "" {
+		out["error"] = p.lastErr
+	}
+	return out
+}
+
+func (p *Player) health() any {
+	h := p.registration()
+	h["status"] = "ok"
+	h["uptime_seconds"] = int(p.clock().Sub(p.started).Seconds())
+	return h
+}

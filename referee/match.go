@@ -1,0 +1,349 @@
+package referee
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+
+	"github.com/leaguectl/leaguectl/internal/rng"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// Match states.
+const (
+	statePending   = "PENDING"
+	stateInviting  = "INVITING"
+	stateChoosing  = "CHOOSING"
+	stateReporting = "REPORTING"
+	stateDone      = "DONE"
+)
+
+// side is one player of a match.
+type side struct {
+	id, endpoint, role string
+	choice             string
+	fail               *failure
+}
+
+// failure is why a player gets a technical loss.
+type failure struct {
+	code   protocol.Code
+	action string // the answer that was expected
+	reason string
+}
+
+type match struct {
+	id, conversation string
+	round            int
+	seed             uint64
+	a, b             side
+	// Guarded by the referee's mutex.
+	state  string
+	result *protocol.MatchResult
+}
+
+func newMatch(sm *protocol.StartMatch, seed uint64) *match {
+	if sm.MatchSeed != nil {
+		seed = *sm.MatchSeed
+	} else {
+		seed = rng.Derive(seed, "match", sm.MatchID)
+	}
+	conv := sm.ConversationID
+	if conv == "" {
+		conv = "conv-" + sm.MatchID
+	}
+	return &match{
+		id: sm.MatchID, conversation: conv, round: sm.RoundID, seed: seed,
+		a:     side{id: sm.PlayerA(), endpoint: sm.EndpointA(), role: protocol.PlayerA},
+		b:     side{id: sm.PlayerB(), endpoint: sm.EndpointB(), role: protocol.PlayerB},
+		state: statePending,
+	}
+}
+
+func (m *match) finished() bool { return m.state == stateDone }
+
+func (m *match) snapshot() MatchState {
+	return MatchState{MatchID: m.id, RoundID: m.round, PlayerA: m.a.id, PlayerB: m.b.id, State: m.state, Result: m.result}
+}
+
+func (r *Referee) setState(m *match, s string) {
+	r.mu.Lock()
+	m.state = s
+	r.mu.Unlock()
+}
+
+// play runs one match from invitations to an acknowledged report.
+func (r *Referee) play(ctx context.Context, m *match) {
+	log := r.log.With(slog.String("match_id", m.id), slog.String("conversation_id", m.conversation))
+	r.setState(m, stateInviting)
+	both(func() { r.invite(ctx, m, &m.a, &m.b) }, func() { r.invite(ctx, m, &m.b, &m.a) })
+	if m.a.fail == nil && m.b.fail == nil {
+		r.setState(m, stateChoosing)
+		both(func() { r.askParity(ctx, m, &m.a, &m.b) }, func() { r.askParity(ctx, m, &m.b, &m.a) })
+	}
+	result := r.decide(m)
+	for _, s := range []*side{&m.a, &m.b} {
+		if s.fail != nil {
+			log.LogAttrs(ctx, slog.LevelWarn, "technical loss", slog.String("player_id", s.id),
+				slog.String("error_code", string(s.fail.code)), slog.String("reason", s.fail.reason))
+		}
+	}
+	// The slot frees once the match is decided: the manager frees its own
+	// view of it when it counts the report, which is before the report
+	// call returns here, and may hand this referee a new match at once.
+	r.mu.Lock()
+	m.result, m.state = result, stateReporting
+	r.active--
+	r.mu.Unlock()
+	both(func() { r.notifyEnd(ctx, m, &m.a, &m.b, result) }, func() { r.notifyEnd(ctx, m, &m.b, &m.a, result) })
+	r.report(ctx, m)
+}
+
+// both runs f and g at once and waits for both.
+func both(f, g func()) {
+	var wg sync.WaitGroup
+	wg.Go(g)
+	f()
+	wg.Wait()
+}
+
+// invite sends the invitation and records a failure to join.
+func (r *Referee) invite(ctx context.Context, m *match, s, opp *side) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.JoinTimeout)
+	defer cancel()
+	inv := &protocol.GameInvitation{
+		Envelope:    r.envelope(protocol.TypeGameInvitation, m.conversation),
+		RoundID:     m.round,
+		MatchID:     m.id,
+		GameType:    protocol.GameEvenOdd,
+		RoleInMatch: s.role,
+		OpponentID:  opp.id,
+	}
+	var ack protocol.GameJoinAck
+	err := r.caller.Call(ctx, s.endpoint, protocol.MethodHandleGameInvitation, inv, &ack)
+	switch {
+	case err != nil:
+		s.fail = callFailure(err, protocol.TypeGameJoinAck)
+	case !ack.Accepted():
+		s.fail = &failure{protocol.ErrPlayerNotAvailable, string(protocol.TypeGameJoinAck), "declined the invitation"}
+	default:
+		s.fail = mismatch(m, s, ack.MatchID, ack.ConversationID, ack.PlayerID, protocol.TypeGameJoinAck)
+	}
+}
+
+// askParity asks for a choice and records it, or a failure.
+func (r *Referee) askParity(ctx context.Context, m *match, s, opp *side) {
+	deadline := r.clock().Add(r.opts.ChoiceTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.opts.ChoiceTimeout)
+	defer cancel()
+	call := &protocol.ChooseParityCall{
+		Envelope: r.envelope(protocol.TypeChooseParityCall, m.conversation),
+		MatchID:  m.id,
+		PlayerID: s.id,
+		GameType: protocol.GameEvenOdd,
+		Context:  &protocol.ParityContext{OpponentID: opp.id, RoundID: m.round},
+		Deadline: protocol.FormatTimestamp(deadline),
+	}
+	var resp protocol.ChooseParityResponse
+	err := r.caller.Call(ctx, s.endpoint, protocol.MethodChooseParity, call, &resp)
+	if err != nil {
+		s.fail = callFailure(err, protocol.TypeChooseParityResponse)
+		return
+	}
+	if f := mismatch(m, s, resp.MatchID, resp.ConversationID, resp.PlayerID, protocol.TypeChooseParityResponse); f != nil {
+		s.fail = f
+		return
+	}
+	if err := protocol.CheckParity(resp.ParityChoice); err != nil {
+		s.fail = &failure{protocol.ErrInvalidMove, string(protocol.TypeChooseParityResponse), "parity_choice " + err.Error()}
+		return
+	}
+	s.choice = resp.ParityChoice
+}
+
+// callFailure classifies a failed call to a player.
+func callFailure(err error, expected protocol.MessageType) *failure {
+	code := protocol.ErrPlayerNotAvailable
+	if e, ok := errors.AsType[*transport.Error](err); ok {
+		switch e.Kind {
+		case transport.KindTimeout:
+			code = protocol.ErrTimeout
+		case transport.KindBadResponse:
+			code = protocol.ErrInvalidMessageFormat
+			if c := protocol.CodeOf(e.Err); c != "" {
+				code = c
+			}
+		case transport.KindRemote:
+			if c := e.LeagueCode(); c != "" {
+				code = c
+			}
+		}
+	} else if errors.Is(err, context.DeadlineExceeded) {
+		code = protocol.ErrTimeout
+	}
+	return &failure{code: code, action: string(expected), reason: err.Error()}
+}
+
+// mismatch reports an answer for another match, conversation or player.
+// Absent fields are not held against the player: other implementations
+// leave some of them out.
+func mismatch(m *match, s *side, matchID, conversation, playerID string, expected protocol.MessageType) *failure {
+	switch {
+	case matchID != "" && matchID != m.id:
+		return &failure{protocol.ErrConversationMismatch, string(expected),
+			fmt.Sprintf("answered for match %q instead of %q", protocol.Clip(matchID), m.id)}
+	case conversation != "" && conversation != m.conversation:
+		return &failure{protocol.ErrConversationMismatch, string(expected),
+			fmt.Sprintf("answered in conversation %q instead of %q", protocol.Clip(conversation), m.conversation)}
+	case playerID != "" && playerID != s.id:
+		return &failure{protocol.ErrConversationMismatch, string(expected),
+			fmt.Sprintf("answered as player %q instead of %q", protocol.Clip(playerID), s.id)}
+	}
+	return nil
+}
+
+// decide applies the even/odd rule (implementation-guide §5.4.3), or the
+// technical losses.
+func (r *Referee) decide(m *match) *protocol.MatchResult {
+	sc := r.opts.Scoring
+	res := &protocol.MatchResult{Details: &protocol.ResultDetails{Choices: map[string]string{}}}
+	for _, s := range []*side{&m.a, &m.b} {
+		if s.choice != "" {
+			res.Details.Choices[s.id] = s.choice
+		}
+		if s.fail != nil {
+			res.Details.TechnicalLosses = append(res.Details.TechnicalLosses, protocol.TechnicalLoss{
+				PlayerID: s.id, ErrorCode: s.fail.code, Action: s.fail.action, Reason: s.fail.reason})
+		}
+	}
+	set := func(winner *side, statusA, statusB string, pointsA, pointsB int, outcome, reason string) {
+		if winner != nil {
+			res.Winner = &winner.id
+		}
+		res.PlayerAStatus, res.PlayerBStatus = statusA, statusB
+		res.Score = map[string]any{m.a.id: pointsA, m.b.id: pointsB}
+		res.Details.Outcome, res.Details.Reason = outcome, reason
+	}
+	switch {
+	case m.a.fail != nil && m.b.fail != nil:
+		res.MatchStatus = protocol.ResultTechnicalLoss
+		set(nil, protocol.ResultTechnicalLoss, protocol.ResultTechnicalLoss, sc.Loss, sc.Loss, "BOTH_TECHNICAL_LOSS",
+			fmt.Sprintf("both players failed: %s %s, %s %s", m.a.id, m.a.fail.code, m.b.id, m.b.fail.code))
+	case m.a.fail != nil:
+		res.MatchStatus = protocol.ResultTechnicalLoss
+		set(&m.b, protocol.ResultTechnicalLoss, protocol.ResultWin, sc.Loss, sc.Win, "PLAYER_B_WIN",
+			fmt.Sprintf("%s failed (%s %s)", m.a.id, m.a.fail.code, m.a.fail.code.Name()))
+	case m.b.fail != nil:
+		res.MatchStatus = protocol.ResultTechnicalLoss
+		set(&m.a, protocol.ResultWin, protocol.ResultTechnicalLoss, sc.Win, sc.Loss, "PLAYER_A_WIN",
+			fmt.Sprintf("%s failed (%s %s)", m.b.id, m.b.fail.code, m.b.fail.code.Name()))
+	default:
+		n := rng.New(m.seed, "drawn_number").IntN(10) + 1
+		parity := protocol.Odd
+		if n%2 == 0 {
+			parity = protocol.Even
+		}
+		res.MatchStatus = "COMPLETED"
+		res.Details.DrawnNumber, res.Details.Parity = &n, parity
+		aRight, bRight := m.a.choice == parity, m.b.choice == parity
+		why := fmt.Sprintf("%s chose %s, %s chose %s, number was %d (%s)", m.a.id, m.a.choice, m.b.id, m.b.choice, n, parity)
+		switch {
+		case aRight && !bRight:
+			set(&m.a, protocol.ResultWin, protocol.ResultLoss, sc.Win, sc.Loss, "PLAYER_A_WIN", why)
+		case bRight && !aRight:
+			set(&m.b, protocol.ResultLoss, protocol.ResultWin, sc.Loss, sc.Win, "PLAYER_B_WIN", why)
+		default:
+			set(nil, protocol.ResultDraw, protocol.ResultDraw, sc.Draw, sc.Draw, "DRAW", why)
+		}
+	}
+	return res
+}
+
+// notifyEnd sends GAME_ERROR to a player that failed, then GAME_OVER.
+// Neither changes the result; a player that cannot be told is logged. A
+// player that did not answer at all gets a short deadline, so that telling
+// it does not cost a second full timeout.
+func (r *Referee) notifyEnd(ctx context.Context, m *match, s, opp *side, res *protocol.MatchResult) {
+	patience := r.callTimeout()
+	if s.fail != nil && (s.fail.code == protocol.ErrPlayerNotAvailable || s.fail.code == protocol.ErrTimeout) {
+		patience = min(patience, time.Second)
+	}
+	if s.fail != nil {
+		r.tell(ctx, patience, s.endpoint, protocol.MethodNotifyGameError, &protocol.GameError{
+			Envelope:         r.envelope(protocol.TypeGameError, m.conversation),
+			MatchID:          m.id,
+			ErrorCode:        s.fail.code,
+			ErrorDescription: s.fail.code.Name(),
+			AffectedPlayer:   s.id,
+			ActionRequired:   s.fail.action,
+			RetryInfo:        &protocol.RetryInfo{RetryCount: 0, MaxRetries: 0},
+			Consequence:      "Technical loss awarded to " + s.id,
+			Context:          map[string]any{"reason": s.fail.reason},
+		})
+	}
+	status := protocol.ResultWin
+	switch {
+	case res.MatchStatus == protocol.ResultTechnicalLoss:
+		status = protocol.ResultTechnicalLoss
+	case res.Winner == nil:
+		status = protocol.ResultDraw
+	}
+	r.tell(ctx, patience, s.endpoint, protocol.MethodNotifyMatchResult, &protocol.GameOver{
+		Envelope: r.envelope(protocol.TypeGameOver, m.conversation),
+		RoundID:  m.round,
+		MatchID:  m.id,
+		GameType: protocol.GameEvenOdd,
+		GameResult: &protocol.GameResult{
+			Status:         status,
+			WinnerPlayerID: res.Winner,
+			DrawnNumber:    res.Details.DrawnNumber,
+			NumberParity:   res.Details.Parity,
+			Choices:        res.Details.Choices,
+			Reason:         res.Details.Reason,
+		},
+	})
+}
+
+// tell sends a message whose reply is only an acknowledgement.
+func (r *Referee) tell(ctx context.Context, patience time.Duration, endpoint, method string, msg any) {
+	ctx, cancel := context.WithTimeout(ctx, patience)
+	defer cancel()
+	if err := r.caller.Call(ctx, endpoint, method, msg, nil); err != nil {
+		r.log.LogAttrs(ctx, slog.LevelInfo, "player not told", slog.String("method", method), slog.String("error", err.Error()))
+	}
+}
+
+// report sends the result to the manager until it is acknowledged, the
+// manager refuses it for good, or ctx ends.
+func (r *Referee) report(ctx context.Context, m *match) {
+	r.mu.Lock()
+	res := m.result
+	r.mu.Unlock()
+	rep := &protocol.MatchResultReport{
+		Envelope: r.envelope(protocol.TypeMatchResultReport, m.conversation),
+		RoundID:  m.round,
+		MatchID:  m.id,
+		GameType: protocol.GameEvenOdd,
+		Result:   res,
+	}
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		cctx, cancel := context.WithTimeout(ctx, r.callTimeout())
+		defer cancel()
+		var ack protocol.MatchResultReportAck
+		err := r.caller.Call(cctx, r.opts.ManagerEndpoint, protocol.MethodReportMatchResult, rep, &ack)
+		if err != nil && !transport.IsRetryable(err) {
+			return struct{}{}, backoff.Permanent(err)
+		}
+		return struct{}{}, err
+	}, backoff.WithBackOff(r.opts.Retry.BackOff()), backoff.WithMaxElapsedTime(0))
+	if err != nil {
+		r.log.LogAttrs(ctx, slog.LevelError, "result not reported", slog.String("match_id", m.id), slog.String("error", err.Error()))
+	}
+	r.setState(m, stateDone)
+}

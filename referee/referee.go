@@ -1,0 +1,381 @@
+// Package referee is the Referee agent: it registers with a league manager,
+// accepts matches with START_MATCH, plays each one (invitations and parity
+// calls to both players at once, a drawn number, the even/odd rule), tells
+// the players with GAME_OVER, and reports the result until the manager
+// acknowledges it. A player that does not answer in time, declines, or
+// answers an invalid choice gets a technical loss.
+package referee
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// Version is the agent version sent at registration.
+const Version = "1.0.0"
+
+// Registration states reported by health and get_registration_status.
+const (
+	StateRegistering = "REGISTERING"
+	StateRegistered  = "REGISTERED"
+	StateFailed      = "REGISTRATION_FAILED"
+	StateCompleted   = "LEAGUE_COMPLETED"
+)
+
+// Scoring is the points of a result, used in the score of a report.
+type Scoring struct{ Win, Draw, Loss int }
+
+// Options configure a Referee.
+type Options struct {
+	// RequestedID is the id asked for at registration; empty lets the
+	// manager choose.
+	RequestedID   string
+	DisplayName   string
+	MaxConcurrent int
+	LeagueID      string
+	// Seed is the league seed: with the match id it determines the drawn
+	// number.
+	Seed            uint64
+	ManagerEndpoint string
+	Endpoint        string
+	// JoinTimeout bounds the invitation phase, ChoiceTimeout the parity
+	// phase, CallTimeout every other call (GAME_OVER, GAME_ERROR, a report
+	// attempt, registration).
+	JoinTimeout   time.Duration
+	ChoiceTimeout time.Duration
+	CallTimeout   time.Duration
+	// Retry paces registration and report attempts.
+	Retry   transport.Retry
+	Scoring Scoring
+	Clock   func() time.Time
+}
+
+// Referee is the Referee agent.
+type Referee struct {
+	opts   Options
+	caller transport.Caller
+	log    *slog.Logger
+	clock  func() time.Time
+
+	mu       sync.Mutex
+	id       string
+	token    string
+	leagueID string
+	state    string
+	lastErr  string
+	life     context.Context // the context of Run: matches live in it
+	matches  map[string]*match
+	active   int
+	done     chan struct{}
+	started  time.Time
+	inflight sync.WaitGroup
+}
+
+// New returns a Referee that calls others through caller.
+func New(opts Options, caller transport.Caller, logger *slog.Logger) *Referee {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.MaxConcurrent < 1 {
+		opts.MaxConcurrent = 1
+	}
+	if opts.DisplayName == "" {
+		opts.DisplayName = "Referee " + opts.RequestedID
+	}
+	if opts.Scoring == (Scoring{}) {
+		opts.Scoring = Scoring{Win: 3, Draw: 1, Loss: 0}
+	}
+	return &Referee{
+		opts: opts, caller: caller, log: logger, clock: opts.Clock,
+		leagueID: opts.LeagueID,
+		state:    StateRegistering,
+		matches:  map[string]*match{},
+		done:     make(chan struct{}),
+		started:  opts.Clock(),
+	}
+}
+
+// ID is the referee's id: assigned at registration, else the one it asked for.
+func (r *Referee) ID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.idLocked()
+}
+
+func (r *Referee) idLocked() string {
+	if r.id != "" {
+		return r.id
+	}
+	if r.opts.RequestedID != "" {
+		return r.opts.RequestedID
+	}
+	return "pending"
+}
+
+// Done is closed when LEAGUE_COMPLETED has arrived.
+func (r *Referee) Done() <-chan struct{} { return r.done }
+
+// Run registers, retrying with backoff while the manager cannot be reached,
+// then referees the matches it is given until the league ends or ctx does.
+// It returns when every match it started has finished.
+func (r *Referee) Run(ctx context.Context) error {
+	r.mu.Lock()
+	r.life = ctx
+	r.mu.Unlock()
+	defer r.inflight.Wait()
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		err := r.Register(ctx)
+		if err != nil && !transport.IsRetryable(err) {
+			return struct{}{}, backoff.Permanent(err)
+		}
+		if err != nil {
+			r.log.LogAttrs(ctx, slog.LevelInfo, "registration failed, retrying", slog.String("error", err.Error()))
+		}
+		return struct{}{}, err
+	}, backoff.WithBackOff(r.opts.Retry.BackOff()), backoff.WithMaxElapsedTime(r.opts.Retry.MaxElapsed))
+	if err != nil {
+		r.mu.Lock()
+		r.state, r.lastErr = StateFailed, err.Error()
+		r.mu.Unlock()
+		return fmt.Errorf("referee registration: %w", err)
+	}
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Register makes one registration attempt.
+func (r *Referee) Register(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, r.callTimeout())
+	defer cancel()
+	req := &protocol.RefereeRegisterRequest{
+		Envelope: protocol.Envelope{
+			Protocol:       protocol.Version,
+			MessageType:    protocol.TypeRefereeRegisterRequest,
+			Sender:         "referee:" + r.ID(),
+			Timestamp:      protocol.FormatTimestamp(r.clock()),
+			ConversationID: "conv-register-" + r.ID(),
+			LeagueID:       r.opts.LeagueID,
+		},
+		RefereeMeta: &protocol.RefereeMeta{
+			DisplayName:          r.opts.DisplayName,
+			Version:              Version,
+			GameTypes:            []string{protocol.GameEvenOdd},
+			ContactEndpoint:      r.opts.Endpoint,
+			MaxConcurrentMatches: r.opts.MaxConcurrent,
+		},
+	}
+	var resp protocol.RefereeRegisterResponse
+	if err := r.caller.Call(ctx, r.opts.ManagerEndpoint, protocol.MethodRegisterReferee, req, &resp); err != nil {
+		return err
+	}
+	if resp.Status != protocol.StatusAccepted {
+		reason := "no reason given"
+		if resp.Reason != nil {
+			reason = *resp.Reason
+		}
+		return &protocol.Error{Code: protocol.ErrAuthenticationFailed, Detail: "registration rejected: " + reason}
+	}
+	if resp.RefereeID == "" || resp.AuthToken == "" {
+		return &protocol.Error{Code: protocol.ErrInvalidMessageFormat, Detail: "registration accepted without a referee_id or auth_token"}
+	}
+	r.mu.Lock()
+	r.id, r.token, r.state = resp.RefereeID, resp.AuthToken, StateRegistered
+	if resp.LeagueID != "" {
+		r.leagueID = resp.LeagueID
+	}
+	r.mu.Unlock()
+	r.log.LogAttrs(ctx, slog.LevelInfo, "registered", slog.String("referee_id", resp.RefereeID))
+	return nil
+}
+
+func (r *Referee) callTimeout() time.Duration {
+	if r.opts.CallTimeout > 0 {
+		return r.opts.CallTimeout
+	}
+	return transport.DefaultCallTimeout
+}
+
+// Handler returns the referee's methods.
+func (r *Referee) Handler() *transport.Mux {
+	m := transport.NewMux(r.log)
+	m.HandleFunc(string(protocol.TypeStartMatch), r.onStartMatch)
+	m.HandleFunc(string(protocol.TypeLeagueCompleted), r.onLeagueCompleted)
+	m.HandleFunc(protocol.MethodPing, func(context.Context, *transport.Request) (any, error) {
+		return map[string]string{"status": "ok", "protocol": protocol.Version, "sender": "referee:" + r.ID(),
+			"timestamp": protocol.FormatTimestamp(r.clock())}, nil
+	})
+	m.HandleFunc(protocol.MethodGetMatchState, r.onGetMatchState)
+	m.HandleFunc(protocol.MethodGetRegistrationStatus, func(context.Context, *transport.Request) (any, error) {
+		return r.registration(), nil
+	})
+	m.SetHealth(r.health)
+	return m
+}
+
+func (r *Referee) envelope(t protocol.MessageType, conversation string) protocol.Envelope {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return protocol.Envelope{
+		Protocol:       protocol.Version,
+		MessageType:    t,
+		Sender:         "referee:" + r.idLocked(),
+		Timestamp:      protocol.FormatTimestamp(r.clock()),
+		ConversationID: conversation,
+		LeagueID:       r.leagueID,
+		AuthToken:      r.token,
+	}
+}
+
+// checkManager refuses a manager message carrying a token other than this
+// referee's own (the manager sends each agent its own token). Managers of
+// other implementations send none, so an absent token is accepted.
+func (r *Referee) checkManager(env *protocol.Envelope) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if env.AuthToken != "" && r.token != "" && env.AuthToken != r.token {
+		return protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not the one this referee was given")
+	}
+	return nil
+}
+
+func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any, error) {
+	if err := r.checkManager(req.Env); err != nil {
+		return nil, err
+	}
+	sm := req.Msg.(*protocol.StartMatch)
+	if sm.EndpointA() == "" || sm.EndpointB() == "" {
+		return nil, &protocol.Error{Code: protocol.ErrInvalidMessageFormat,
+			Detail: "player_a_endpoint and player_b_endpoint are required: this referee has no other way to reach the players",
+			Fields: nil}
+	}
+	r.mu.Lock()
+	life := r.life
+	if life == nil || life.Err() != nil {
+		r.mu.Unlock()
+		return nil, protocol.Errorf(protocol.ErrServiceUnavailable, "referee is not running")
+	}
+	m, known := r.matches[sm.MatchID]
+	switch {
+	case known && m.finished():
+		// The manager did not get the report (it re-dispatched): send it again.
+		r.inflight.Add(1)
+		go func() {
+			defer r.inflight.Done()
+			r.report(life, m)
+		}()
+	case known:
+		// Already being played: a repeated START_MATCH changes nothing.
+	case r.active >= r.opts.MaxConcurrent:
+		r.mu.Unlock()
+		return nil, &protocol.Error{Code: protocol.ErrServiceUnavailable,
+			Detail:  fmt.Sprintf("referee is at capacity (%d matches)", r.opts.MaxConcurrent),
+			Context: map[string]any{"max_concurrent_matches": r.opts.MaxConcurrent}}
+	default:
+		m = newMatch(sm, r.opts.Seed)
+		r.matches[sm.MatchID] = m
+		r.active++
+		r.inflight.Add(1)
+		go func() {
+			defer r.inflight.Done()
+			r.play(life, m)
+		}()
+	}
+	r.mu.Unlock()
+	return &protocol.StartMatchAck{
+		Envelope: r.envelope(protocol.TypeStartMatchAck, sm.ConversationID),
+		MatchID:  sm.MatchID,
+		Status:   protocol.StatusAccepted,
+	}, nil
+}
+
+func (r *Referee) onLeagueCompleted(ctx context.Context, req *transport.Request) (any, error) {
+	if err := r.checkManager(req.Env); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if r.state != StateCompleted {
+		r.state = StateCompleted
+		close(r.done)
+	}
+	r.mu.Unlock()
+	return &protocol.Ack{Envelope: r.envelope(req.Type, req.Env.ConversationID), Status: "ACK"}, nil
+}
+
+// MatchState is what get_match_state reports of one match.
+type MatchState struct {
+	MatchID string                `json:"match_id"`
+	RoundID int                   `json:"round_id"`
+	PlayerA string                `json:"player_A_id"`
+	PlayerB string                `json:"player_B_id"`
+	State   string                `json:"state"`
+	Result  *protocol.MatchResult `json:"result,omitzero"`
+}
+
+func (r *Referee) onGetMatchState(_ context.Context, req *transport.Request) (any, error) {
+	var q struct {
+		MatchID string `json:"match_id"`
+	}
+	if req.Params.Kind() == '{' {
+		if err := protocol.DecodeInto(req.Params, &q); err != nil {
+			return nil, err
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if q.MatchID != "" {
+		m, ok := r.matches[q.MatchID]
+		if !ok {
+			return nil, protocol.Errorf(protocol.ErrMatchNotFound, "no match %q here", protocol.Clip(q.MatchID))
+		}
+		return m.snapshot(), nil
+	}
+	out := make([]MatchState, 0, len(r.matches))
+	for _, m := range r.matches {
+		out = append(out, m.snapshot())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].MatchID < out[j].MatchID })
+	return map[string]any{"matches": out, "active": r.active}, nil
+}
+
+func (r *Referee) registration() map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]any{
+		"role":       string(protocol.RoleReferee),
+		"referee_id": r.idLocked(),
+		"state":      r.state,
+		"registered": r.token != "",
+		"manager":    r.opts.ManagerEndpoint,
+	}
+	if r.lastErr != "" {
+		out["error"] = r.lastErr
+	}
+	return out
+}
+
+func (r *Referee) health() any {
+	h := r.registration()
+	r.mu.Lock()
+	h["active_matches"] = r.active
+	h["max_concurrent_matches"] = r.opts.MaxConcurrent
+	r.mu.Unlock()
+	h["status"] = "ok"
+	h["uptime_seconds"] = int(r.clock().Sub(r.started).Seconds())
+	return h
+}

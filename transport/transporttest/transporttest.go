@@ -1,0 +1,79 @@
+// Package transporttest runs one test body over every network, so that an
+// agent's behaviour is checked on the in-memory bus and on loopback HTTP
+// alike.
+package transporttest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
+	"github.com/leaguectl/leaguectl/transport/mem"
+)
+
+// Net is one network under test.
+type Net struct {
+	transport.Network
+	// Name is "mem" or "http".
+	Name      string
+	closeIdle func()
+}
+
+// Mem is the in-memory bus.
+func Mem() *Net { return &Net{Network: mem.NewBus(), Name: "mem", closeIdle: func() {}} }
+
+// HTTP is loopback HTTP on free ports.
+func HTTP() *Net {
+	c := httprpc.NewClient(httprpc.ClientConfig{})
+	return &Net{Network: httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, c, nil), Name: "http",
+		closeIdle: c.CloseIdleConnections}
+}
+
+// Run runs f as a subtest on each network.
+func Run(t *testing.T, f func(t *testing.T, n *Net)) {
+	t.Helper()
+	t.Run("mem", func(t *testing.T) { f(t, Mem()) })
+	t.Run("http", func(t *testing.T) { f(t, HTTP()) })
+}
+
+// Serve listens with srv and shuts the listener down when the test ends.
+func (n *Net) Serve(t testing.TB, name string, srv transport.MessageServer) string {
+	t.Helper()
+	l, err := n.Listen(name, srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Connections a client dialed but never used count as active for
+		// 5 s on an HTTP server, so the client's go first, as in a process.
+		n.closeIdle()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := l.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown %s: %v", name, err)
+		}
+	})
+	return l.Endpoint()
+}
+
+// ListenStoppable is Serve for a test that stops the listener itself (a
+// crash); it is closed at the end of the test in any case.
+func (n *Net) ListenStoppable(t testing.TB, name string, srv transport.MessageServer) transport.Listener {
+	t.Helper()
+	l, err := n.Listen(name, srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.closeIdle(); _ = l.Close() })
+	return l
+}
+
+// Client is a Client on the network with the given default call timeout.
+func (n *Net) Client(timeout time.Duration) *transport.Client {
+	return transport.NewClient(n, timeout)
+}
+
+// CloseIdle drops the client's kept-alive connections.
+func (n *Net) CloseIdle() { n.closeIdle() }
