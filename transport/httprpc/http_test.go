@@ -234,3 +234,19 @@ func TestListenerStopsTwice(t *testing.T) {
 	_ = l.Close()
 	is.NoErr(l.Shutdown(context.Background()))
 }
+
+// TestShutdownIgnoresUnusedConnections: a connection that never carried a
+// request (clients dial ahead) does not hold a graceful stop, which
+// net/http alone would hold for 5 s.
+func TestShutdownIgnoresUnusedConnections(t *testing.T) {
+	is := is.New(t)
+	l, err := httprpc.Serve("127.0.0.1:0", pingMux(), httprpc.ServerConfig{}, nil)
+	is.NoErr(err)
+	addr := strings.TrimSuffix(strings.TrimPrefix(l.Endpoint(), "http://"), "/mcp")
+	conn, err := net.Dial("tcp", addr)
+	is.NoErr(err)
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	is.NoErr(l.Shutdown(ctx)) // returns before the deadline
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -175,6 +176,56 @@ type Listener struct {
 	srv      *http.Server
 	endpoint string
 	done     chan struct{} // closed when Serve has returned
+	active   inflight
+}
+
+// inflight counts the requests being served, so that a graceful stop waits
+// for them and not for connections that never carried a request: net/http
+// counts a connection that a client dialed but did not use yet as active
+// for 5 s, which would hold every shutdown for that long.
+type inflight struct {
+	mu       sync.Mutex
+	n        int
+	draining bool
+	idle     chan struct{} // closed once draining and n == 0
+}
+
+func (f *inflight) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.n++
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			f.n--
+			f.signalLocked()
+			f.mu.Unlock()
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// drain starts draining and returns a channel closed when no request is
+// in flight.
+func (f *inflight) drain() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	f.draining = true
+	f.signalLocked()
+	return f.idle
+}
+
+func (f *inflight) signalLocked() {
+	if f.draining && f.n == 0 {
+		select {
+		case <-f.idle:
+		default:
+			close(f.idle)
+		}
+	}
 }
 
 // Serve binds addr ("127.0.0.1:0" for a free port) and serves srv on it
@@ -189,11 +240,8 @@ func Serve(addr string, srv transport.MessageServer, cfg ServerConfig, logger *s
 
 // ServeOn serves srv on an already bound listener.
 func ServeOn(ln net.Listener, srv transport.MessageServer, cfg ServerConfig, logger *slog.Logger) *Listener {
-	l := &Listener{
-		srv:      NewServer(ln.Addr().String(), NewHandler(srv, cfg), cfg, logger),
-		endpoint: EndpointFor(ln.Addr()),
-		done:     make(chan struct{}),
-	}
+	l := &Listener{endpoint: EndpointFor(ln.Addr()), done: make(chan struct{})}
+	l.srv = NewServer(ln.Addr().String(), l.active.wrap(NewHandler(srv, cfg)), cfg, logger)
 	go func() {
 		defer close(l.done)
 		_ = l.srv.Serve(ln) // ErrServerClosed, or a listener error that Shutdown/Close reports again
@@ -209,14 +257,29 @@ func EndpointFor(a net.Addr) string {
 // Endpoint implements transport.Listener.
 func (l *Listener) Endpoint() string { return l.endpoint }
 
-// Shutdown stops accepting and waits for requests in flight. It may be
-// called again, and after Close.
+// Shutdown stops accepting and waits for the requests in flight, then
+// closes every connection. It may be called again, and after Close.
 func (l *Listener) Shutdown(ctx context.Context) error {
-	err := l.srv.Shutdown(ctx)
-	if err == nil {
+	l.srv.SetKeepAlivesEnabled(false)
+	shut := make(chan error, 1)
+	go func() { shut <- l.srv.Shutdown(ctx) }()
+	select {
+	case err := <-shut:
+		if err == nil {
+			<-l.done
+		}
+		return err
+	case <-l.active.drain():
+		// Only connections without a request are left.
+		_ = l.srv.Close()
+		<-shut
 		<-l.done
+		return nil
+	case <-ctx.Done():
+		_ = l.srv.Close()
+		<-shut
+		return ctx.Err()
 	}
-	return err
 }
 
 // Close stops at once, dropping requests in flight. It may be called again,
