@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -32,7 +33,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// argument) arrive untyped: every subcommand types its errors.
 		err = usagef(err)
 	}
-	fmt.Fprintf(stderr, "leaguectl: %v\n", err)
+	// One line, whatever the error's text: scripts read the last line.
+	fmt.Fprintf(stderr, "leaguectl: %s\n", strings.Join(strings.Fields(err.Error()), " "))
 	return err
 }
 

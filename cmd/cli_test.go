@@ -1,0 +1,191 @@
+package cmd_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/cmd"
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden/cli")
+
+// run runs the CLI with buffers and returns stdout, stderr and exit code.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := cmd.Run(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), cmd.ExitCode(err)
+}
+
+type simulateJSON struct {
+	protocol.LeagueCompleted
+	Seed  uint64 `json:"seed"`
+	Stats struct {
+		ElapsedMS        int64   `json:"elapsed_ms"`
+		Matches          int     `json:"matches"`
+		MatchesPerSecond float64 `json:"matches_per_second"`
+	} `json:"stats"`
+}
+
+func decodeSimulate(t *testing.T, stdout string) simulateJSON {
+	t.Helper()
+	var r simulateJSON
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+	}
+	return r
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "golden", "cli", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd -update creates it)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("output differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// TestSimulateTable pins the whole table of a seeded league.
+func TestSimulateTable(t *testing.T) {
+	is := is.New(t)
+	stdout, stderr, code := run(t, "simulate", "--players", "4", "--seed", "42")
+	is.Equal(code, 0)
+	is.Equal(stderr, "") // logs are quiet by default
+	golden(t, "simulate-4-seed42.txt", stdout)
+}
+
+// TestSimulateJSON pins the standings of a league of every strategy, and
+// checks the shape of the output: one JSON object with LEAGUE_COMPLETED,
+// the seed and the stats.
+func TestSimulateJSON(t *testing.T) {
+	for _, tr := range []string{"mem", "http"} {
+		t.Run(tr, func(t *testing.T) {
+			is := is.New(t)
+			stdout, stderr, code := run(t, "simulate", "--players", "6", "--referees", "2", "--seed", "2026",
+				"--strategy", "random,even,odd,cycle,adaptive,winstay", "--transport", tr, "--output", "json")
+			is.Equal(code, 0)
+			is.Equal(stderr, "")
+			is.Equal(strings.Count(stdout, "\n"), 1) // exactly one line: one object
+			r := decodeSimulate(t, stdout)
+			is.Equal(r.MessageType, protocol.TypeLeagueCompleted)
+			is.Equal(r.LeagueID, "league_2025_even_odd")
+			is.Equal(r.Seed, uint64(2026))
+			is.Equal(r.TotalRounds, 5)
+			is.Equal(r.TotalMatches, 15)
+			is.Equal(r.Stats.Matches, 15)
+			is.True(r.Stats.MatchesPerSecond > 0)
+			b, err := json.Marshal(struct {
+				Champion       *protocol.Champion     `json:"champion"`
+				FinalStandings []protocol.StandingRow `json:"final_standings"`
+			}{r.Champion, r.FinalStandings})
+			is.NoErr(err)
+			golden(t, "simulate-6-seed2026-standings.json", string(b)+"\n")
+		})
+	}
+}
+
+// TestRandomSeedIsPrintedAndReplays: without --seed a seed is chosen and
+// printed, and giving it back replays the league.
+func TestRandomSeedIsPrintedAndReplays(t *testing.T) {
+	is := is.New(t)
+	stdout, _, code := run(t, "simulate", "--players", "5", "--output", "json")
+	is.Equal(code, 0)
+	first := decodeSimulate(t, stdout)
+	is.True(first.Seed < 1<<53) // safe for JSON readers that use doubles
+	stdout, _, code = run(t, "simulate", "--players", "5", "--output", "json", "--seed", jsonNumber(first.Seed))
+	is.Equal(code, 0)
+	is.Equal(decodeSimulate(t, stdout).FinalStandings, first.FinalStandings) // replayed
+	table, _, _ := run(t, "simulate", "--players", "3")
+	is.True(strings.Contains(table, "(seed ")) // the table prints its seed
+}
+
+func jsonNumber(n uint64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// TestBadInput: a clear one-line error on stderr, nothing on stdout, and
+// the exit code of error-codes.md §3.
+func TestBadInput(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		file string // config file content, written to a temp .yaml
+		code int
+		msg  string
+	}{
+		{name: "one player", args: []string{"simulate", "--players", "1"}, code: 1, msg: "--players must be at least 2, got 1"},
+		{name: "unknown strategy", args: []string{"simulate", "--strategy", "random,psychic"}, code: 1, msg: `unknown strategy "psychic"`},
+		{name: "no referee", args: []string{"simulate", "--referees", "0"}, code: 1, msg: "--referees must be at least 1"},
+		{name: "unknown transport", args: []string{"simulate", "--transport", "pigeon"}, code: 1, msg: "--transport must be mem or http"},
+		{name: "unknown output", args: []string{"simulate", "--output", "xml"}, code: 1, msg: "--output must be table or json"},
+		{name: "not a number", args: []string{"simulate", "--players", "four"}, code: 1, msg: "invalid argument"},
+		{name: "unknown flag", args: []string{"simulate", "--plyers", "4"}, code: 1, msg: "unknown flag: --plyers"},
+		{name: "unknown command", args: []string{"simulat"}, code: 1, msg: `unknown command "simulat"`},
+		{name: "bad log level", args: []string{"simulate", "--log-level", "loud"}, code: 1, msg: "--log-level must be"},
+		{name: "bad env duration", args: []string{"simulate"}, env: map[string]string{"LEAGUECTL_TIMEOUTS_JOIN": "fast"},
+			code: 1, msg: "timeouts.join"},
+		{name: "bad config flag", args: []string{"simulate", "--timeouts.join", "0s"}, code: 1, msg: "timeouts.join must be positive"},
+		{name: "unknown key in config file", args: []string{"simulate"}, file: "timeouts:\n  jion: 1s\n",
+			code: 1, msg: `unknown key "timeouts.jion"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			args := c.args
+			if c.file != "" {
+				path := filepath.Join(t.TempDir(), "league.yaml")
+				is.NoErr(os.WriteFile(path, []byte(c.file), 0o600))
+				args = append(args, "--config", path)
+			}
+			stdout, stderr, code := run(t, args...)
+			is.Equal(code, c.code)                            // exit code
+			is.Equal(stdout, "")                              // nothing on stdout
+			is.Equal(strings.Count(stderr, "\n"), 1)          // one line
+			is.True(strings.HasPrefix(stderr, "leaguectl: ")) // says who speaks
+			is.True(strings.Contains(stderr, c.msg))          // says what is wrong
+		})
+	}
+}
+
+// TestConfigFromEnvAndFile: LEAGUECTL_* and --config reach the league;
+// here, scoring 2/1/0 shows in the points.
+func TestConfigFromEnvAndFile(t *testing.T) {
+	is := is.New(t)
+	t.Setenv("LEAGUECTL_SCORING_WIN", "2")
+	t.Setenv("LEAGUECTL_TIMEOUTS_JOIN", "300ms")
+	path := filepath.Join(t.TempDir(), "league.json")
+	is.NoErr(os.WriteFile(path, []byte(`{"league_id": "spring_cup"}`), 0o600))
+	stdout, _, code := run(t, "simulate", "--players", "4", "--seed", "1", "--output", "json", "--config", path)
+	is.Equal(code, 0)
+	r := decodeSimulate(t, stdout)
+	is.Equal(r.LeagueID, "spring_cup") // from the file
+	for _, row := range r.FinalStandings {
+		is.Equal(row.Points, 2*row.Wins+row.Draws) // scoring.win from the environment
+	}
+}
