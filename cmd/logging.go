@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"time"
 )
 
 // newLogger writes JSON lines with the fields of implementation-guide
@@ -42,6 +41,3 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	})
 	return slog.New(h), nil
 }
-
-// since is a duration in milliseconds for logs and output.
-func since(t time.Time) int64 { return time.Since(t).Milliseconds() }

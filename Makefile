@@ -1,0 +1,46 @@
+# leaguectl: build, test, benchmark, fuzz and lint.
+GO       ?= go
+FUZZTIME ?= 30s
+STATICCHECK_VERSION ?= 2026.2.2
+
+.PHONY: all build test unit e2e bench fuzz lint fmt-check vet clean
+
+all: build test
+
+## build: the leaguectl binary in bin/
+build:
+	$(GO) build -o bin/leaguectl .
+
+## test: formatting, vet, every package under the race detector, and the end-to-end scripts
+test: fmt-check vet unit e2e
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+e2e:
+	@set -e; for s in scripts/e2e-*.sh; do [ -e "$$s" ] || continue; echo "== $$s"; bash "$$s"; done
+
+fmt-check:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+## bench: every benchmark, with allocations (compare runs with benchstat)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: every fuzz target for FUZZTIME each (the seed corpora also run in 'make test')
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## lint: gofmt, vet and staticcheck
+lint: fmt-check vet
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+clean:
+	rm -rf bin
