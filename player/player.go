@@ -105,6 +105,7 @@ type Player struct {
 	round     int
 	standings []protocol.StandingRow
 	champion  *protocol.Champion
+	completed bool // LEAGUE_COMPLETED has arrived and done is closed
 	done      chan struct{}
 	started   time.Time
 }
@@ -143,12 +144,20 @@ func (p *Player) ID() string {
 	return p.idLocked()
 }
 
-func (p *Player) idLocked() string {
-	if p.id != "" {
+func (p *Player) idLocked() string { return p.answerAsLocked("") }
+
+// answerAsLocked is the id the player answers a message with: the one
+// assigned at registration, else the one it asked for, else the one the
+// message addressed it by. An unregistered player thus answers an
+// invitation, the parity call and the result of a match as the same id.
+func (p *Player) answerAsLocked(addressed string) string {
+	switch {
+	case p.id != "":
 		return p.id
-	}
-	if p.opts.RequestedID != "" {
+	case p.opts.RequestedID != "":
 		return p.opts.RequestedID
+	case addressed != "":
+		return addressed
 	}
 	return "pending"
 }
@@ -172,7 +181,10 @@ func (p *Player) Run(ctx context.Context) error {
 	}, backoff.WithBackOff(p.opts.Retry.BackOff()), backoff.WithMaxElapsedTime(p.opts.Retry.MaxElapsed))
 	if err != nil {
 		p.mu.Lock()
-		p.state, p.lastErr = StateFailed, err.Error()
+		p.lastErr = err.Error()
+		if !p.completed {
+			p.state = StateFailed
+		}
 		p.mu.Unlock()
 		return fmt.Errorf("player registration: %w", err)
 	}
@@ -222,7 +234,11 @@ func (p *Player) Register(ctx context.Context) error {
 		return &protocol.Error{Code: protocol.ErrInvalidMessageFormat, Detail: "registration accepted without a player_id or auth_token"}
 	}
 	p.mu.Lock()
-	p.id, p.token, p.state = resp.PlayerID, resp.AuthToken, StateRegistered
+	p.id, p.token = resp.PlayerID, resp.AuthToken
+	if !p.completed {
+		// A league that has already ended stays ended.
+		p.state = StateRegistered
+	}
 	if resp.LeagueID != "" {
 		p.leagueID = resp.LeagueID
 	}
@@ -295,10 +311,7 @@ func (p *Player) onInvitation(ctx context.Context, r *transport.Request) (any, e
 		p.open[inv.MatchID] = &openMatch{matchID: inv.MatchID, opponent: inv.OpponentID, role: inv.RoleInMatch,
 			conversation: inv.ConversationID, round: inv.RoundID, seq: p.seq}
 	}
-	id := p.idLocked()
-	if p.id == "" && inv.PlayerID != "" {
-		id = inv.PlayerID
-	}
+	id := p.answerAsLocked(inv.PlayerID)
 	p.mu.Unlock()
 	yes := true
 	env := p.envelope(protocol.TypeGameJoinAck, inv.ConversationID)
@@ -342,7 +355,7 @@ func (p *Player) onParityCall(ctx context.Context, r *transport.Request) (any, e
 			sit.RoundID = call.Context.RoundID
 		}
 	}
-	id := p.idLocked()
+	id := p.answerAsLocked(call.PlayerID)
 	p.mu.Unlock()
 	sit.Rand = rng.New(p.opts.Seed, "player", id, call.MatchID)
 	choice := p.opts.Strategy.Choose(sit)
@@ -353,8 +366,10 @@ func (p *Player) onParityCall(ctx context.Context, r *transport.Request) (any, e
 	p.mu.Unlock()
 	p.log.LogAttrs(ctx, slog.LevelDebug, "chose", slog.String("match_id", call.MatchID),
 		slog.String("parity_choice", choice), slog.String("conversation_id", call.ConversationID))
+	env := p.envelope(protocol.TypeChooseParityResponse, call.ConversationID)
+	env.Sender = "player:" + id
 	return &protocol.ChooseParityResponse{
-		Envelope:     p.envelope(protocol.TypeChooseParityResponse, call.ConversationID),
+		Envelope:     env,
 		MatchID:      call.MatchID,
 		PlayerID:     id,
 		ParityChoice: choice,
@@ -364,7 +379,7 @@ func (p *Player) onParityCall(ctx context.Context, r *transport.Request) (any, e
 func (p *Player) onGameOver(ctx context.Context, r *transport.Request) (any, error) {
 	g := r.Msg.(*protocol.GameOver)
 	p.mu.Lock()
-	me := p.idLocked()
+	me := p.answerAsLocked(g.PlayerID)
 	if !p.played[g.MatchID] {
 		p.played[g.MatchID] = true
 		game := gameFrom(me, g, p.open[g.MatchID])
@@ -427,22 +442,35 @@ func gameFrom(me string, g *protocol.GameOver, m *openMatch) Game {
 			game.Parity = g.Details.Parity
 			choices = g.Details.Choices
 		}
+		if choices == nil {
+			// protocol-v2.md's GAME_OVER carries the choices in score.
+			choices = scoreChoices(g.Score)
+		}
 		status = protocol.ResultWin
 		if winner == "" || winner == "DRAW" {
 			status, winner = protocol.ResultDraw, ""
 		}
 	}
 	game.Winner = winner
-	for pid, c := range choices {
-		switch {
-		case pid == me && game.MyChoice == "":
-			game.MyChoice = c
-		case pid != me:
-			game.OpponentChoice = c
-			if game.OpponentID == "" {
-				game.OpponentID = pid
+	if c, ok := choices[me]; ok && game.MyChoice == "" {
+		game.MyChoice = c
+	}
+	if game.OpponentID == "" {
+		// Without an invitation, the opponent is the one other player who
+		// chose; when there is not exactly one, it stays unknown rather
+		// than picked by map order.
+		var others []string
+		for pid := range choices {
+			if pid != me {
+				others = append(others, pid)
 			}
 		}
+		if len(others) == 1 {
+			game.OpponentID = others[0]
+		}
+	}
+	if game.OpponentID != "" {
+		game.OpponentChoice = choices[game.OpponentID]
 	}
 	switch {
 	case status == protocol.ResultDraw:
@@ -460,6 +488,21 @@ func gameFrom(me string, g *protocol.GameOver, m *openMatch) Game {
 		game.Result = protocol.ResultLoss
 	}
 	return game
+}
+
+// scoreChoices reads the choices out of a score whose values are parities
+// (protocol-v2.md); a score of points holds none.
+func scoreChoices(score map[string]any) map[string]string {
+	var out map[string]string
+	for pid, v := range score {
+		if c, ok := v.(string); ok && protocol.CheckParity(c) == nil {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[pid] = c
+		}
+	}
+	return out
 }
 
 func (p *Player) onGameError(ctx context.Context, r *transport.Request) (any, error) {
@@ -505,7 +548,10 @@ func (p *Player) onLeagueCompleted(ctx context.Context, r *transport.Request) (a
 	}
 	lc := r.Msg.(*protocol.LeagueCompleted)
 	p.mu.Lock()
-	if p.state != StateCompleted {
+	// A repeated LEAGUE_COMPLETED (a manager that retried) is only
+	// acknowledged: done is closed once.
+	if !p.completed {
+		p.completed = true
 		p.state, p.champion = StateCompleted, lc.Champion
 		if lc.FinalStandings != nil {
 			p.standings = lc.FinalStandings

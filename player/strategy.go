@@ -99,14 +99,15 @@ func strategies() map[string]Strategy {
 			return coin(s.Rand)
 		}},
 		// winstay keeps its last choice after a win and switches after a
-		// loss (win-stay, lose-shift); draws keep it too.
+		// loss (win-stay, lose-shift); draws keep it too. A technical loss
+		// is a loss.
 		"winstay": strategyFunc{"winstay", func(s *Situation) string {
 			for i := len(s.History) - 1; i >= 0; i-- {
 				g := s.History[i]
 				if g.MyChoice == "" {
 					continue
 				}
-				if g.Result == protocol.ResultLoss {
+				if g.Result == protocol.ResultLoss || g.Result == protocol.ResultTechnicalLoss {
 					return other(g.MyChoice)
 				}
 				return g.MyChoice
