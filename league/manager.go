@@ -62,8 +62,8 @@ type Options struct {
 	// tokens are secrets, never derived from the league seed.
 	Tokens io.Reader
 	Clock  func() time.Time
-	// OnResult is told of every counted result (done of total); it must not
-	// block.
+	// OnResult is told of every counted result (done of total), in order,
+	// before the round of the result can end; it must not block.
 	OnResult func(done, total int)
 	// BroadcastConcurrency bounds the calls of one broadcast in flight.
 	BroadcastConcurrency int
@@ -115,6 +115,12 @@ type Manager struct {
 	finished  chan struct{} // closed when the league is complete
 	final     *protocol.LeagueCompleted
 	slots     *pool
+
+	// notifyMu guards notified, the results OnResult has been told of; it
+	// is never taken with mu held.
+	notifyMu   sync.Mutex
+	notifyCond *sync.Cond
+	notified   int
 }
 
 // New returns a Manager that calls the agents through caller.
@@ -140,7 +146,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 	if opts.BroadcastConcurrency <= 0 {
 		opts.BroadcastConcurrency = 64
 	}
-	return &Manager{
+	m := &Manager{
 		opts: opts, caller: caller, log: logger, clock: opts.Clock,
 		state:     StateRegistration,
 		agents:    map[string]*agent{},
@@ -151,6 +157,8 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 		finished:  make(chan struct{}),
 		slots:     newPool(),
 	}
+	m.notifyCond = sync.NewCond(&m.notifyMu)
+	return m
 }
 
 // Handler returns the manager's methods.
@@ -427,10 +435,13 @@ func (m *Manager) onStartLeague(ctx context.Context, r *transport.Request) (any,
 }
 
 // checkAdmin lets an operator call through: with an admin token set, the
-// call must carry it as auth_token; without one, it must come from this
-// host.
+// call must carry it as auth_token (none is E003, as for an agent; another
+// is E012); without one, it must come from this host.
 func (m *Manager) checkAdmin(r *transport.Request) error {
 	if m.opts.AdminToken != "" {
+		if r.Env.AuthToken == "" {
+			return protocol.Errorf(protocol.ErrAuthenticationFailed, "admin operations need the admin token as auth_token")
+		}
 		if subtle.ConstantTimeCompare([]byte(r.Env.AuthToken), []byte(m.opts.AdminToken)) != 1 {
 			return protocol.Errorf(protocol.ErrAuthTokenInvalid, "admin operations need the admin token as auth_token")
 		}

@@ -51,7 +51,11 @@ func (m *Manager) onQuery(ctx context.Context, r *transport.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	return m.Answer(r.Msg.(*protocol.LeagueQuery), a.id, a.role), nil
+	resp := m.Answer(r.Msg.(*protocol.LeagueQuery), a.id, a.role)
+	// A message from the manager to an agent carries the agent's own token
+	// (DESIGN §4), replies included.
+	resp.AuthToken = m.tokenFor(a)
+	return resp, nil
 }
 
 func (m *Manager) onAdminQuery(ctx context.Context, r *transport.Request) (any, error) {
@@ -156,10 +160,12 @@ func (m *Manager) nextMatchLocked(player string) *NextMatch {
 			if mt.B == player {
 				nm.OpponentID, nm.Role = mt.A, protocol.PlayerB
 			}
+			// The referee it was handed to, or before that the one its
+			// round's announcement names.
 			if ref := m.agents[mt.referee]; ref != nil {
 				nm.RefereeEndpoint = ref.endpoint
-			} else if len(m.referees) > 0 {
-				nm.RefereeEndpoint = m.referees[i%len(m.referees)].endpoint
+			} else {
+				nm.RefereeEndpoint = m.plannedRefereeLocked(i)
 			}
 			return nm
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -126,16 +127,42 @@ func (m *Manager) playRound(ctx context.Context, r int) error {
 func (m *Manager) plannedReferee(i int) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.plannedRefereeLocked(i)
+}
+
+func (m *Manager) plannedRefereeLocked(i int) string {
 	var seats []*agent
 	for _, ref := range m.referees {
-		for range ref.capacity {
-			seats = append(seats, ref)
-		}
+		seats = append(seats, slices.Repeat([]*agent{ref}, ref.capacity)...)
 	}
+	seats = interleave(seats)
 	if len(seats) == 0 {
 		return ""
 	}
 	return seats[i%len(seats)].endpoint
+}
+
+// interleave orders slots round robin over their referees, in the order
+// each first appears: REF01, REF02, REF01, … rather than REF01, REF01,
+// REF02, so that a round's matches spread over the referees.
+func interleave(slots []*agent) []*agent {
+	var order []*agent
+	count := map[*agent]int{}
+	for _, a := range slots {
+		if count[a] == 0 {
+			order = append(order, a)
+		}
+		count[a]++
+	}
+	out := make([]*agent, 0, len(slots))
+	for k := 0; len(out) < len(slots); k++ {
+		for _, a := range order {
+			if count[a] > k {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // runMatch hands a match to a referee with a free slot and waits for its
@@ -277,7 +304,7 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	case mt.result != nil:
 		m.mu.Unlock()
 		m.log.LogAttrs(ctx, slog.LevelInfo, "duplicate report", slog.String("match_id", rep.MatchID), slog.String("referee_id", ref.id))
-		return m.reportAck(rep, protocol.StatusDuplicate, "this match's result was already counted"), nil
+		return m.reportAck(rep, ref, protocol.StatusDuplicate, "this match's result was already counted"), nil
 	}
 	o, err := outcomeOf(rep, mt.A, mt.B)
 	if err != nil {
@@ -289,19 +316,36 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	m.table.apply(o)
 	m.counted++
 	done, total := m.counted, m.total
-	close(mt.done)
 	m.mu.Unlock()
+	m.notify(done, total)
+	// Only now may the round, and the league, end: OnResult has been told.
+	close(mt.done)
 	m.log.LogAttrs(ctx, slog.LevelDebug, "result counted", slog.String("match_id", o.MatchID),
 		slog.String("result", o.String()), slog.String("conversation_id", rep.ConversationID))
+	return m.reportAck(rep, ref, protocol.StatusAccepted, ""), nil
+}
+
+// notify tells OnResult that done of total results are counted. Results of
+// a round are counted concurrently; the calls are made in counting order
+// (a progress bar that keeps the last value must not end on 5 of 6), and
+// without m.mu, so that OnResult may ask the manager.
+func (m *Manager) notify(done, total int) {
+	m.notifyMu.Lock()
+	defer m.notifyMu.Unlock()
+	for m.notified != done-1 {
+		m.notifyCond.Wait()
+	}
 	if m.opts.OnResult != nil {
 		m.opts.OnResult(done, total)
 	}
-	return m.reportAck(rep, protocol.StatusAccepted, ""), nil
+	m.notified = done
+	m.notifyCond.Broadcast()
 }
 
-func (m *Manager) reportAck(rep *protocol.MatchResultReport, status, msg string) *protocol.MatchResultReportAck {
+// reportAck answers a report of ref, with ref's own token (DESIGN §4).
+func (m *Manager) reportAck(rep *protocol.MatchResultReport, ref *agent, status, msg string) *protocol.MatchResultReportAck {
 	return &protocol.MatchResultReportAck{
-		Envelope: m.envelope(protocol.TypeMatchResultReportAck, rep.ConversationID, ""),
+		Envelope: m.envelope(protocol.TypeMatchResultReportAck, rep.ConversationID, m.tokenFor(ref)),
 		MatchID:  rep.MatchID, Status: status, Message: msg,
 	}
 }
@@ -372,9 +416,20 @@ func newPool() *pool { return &pool{wake: make(chan struct{})} }
 func (p *pool) add(a *agent, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for range n {
-		p.free = append(p.free, a)
-	}
+	p.free = interleave(append(p.free, slices.Repeat([]*agent{a}, n)...))
+	p.wakeLocked()
+}
+
+// release gives back a slot of a. It goes last, so that the next match
+// goes to another referee if one is free.
+func (p *pool) release(a *agent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, a)
+	p.wakeLocked()
+}
+
+func (p *pool) wakeLocked() {
 	close(p.wake)
 	p.wake = make(chan struct{})
 }
@@ -409,5 +464,3 @@ func (p *pool) acquire(ctx context.Context, avoid string) (*agent, error) {
 		}
 	}
 }
-
-func (p *pool) release(a *agent) { p.add(a, 1) }

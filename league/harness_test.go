@@ -1,0 +1,549 @@
+package league_test
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
+)
+
+const (
+	leagueID = "league_2025_even_odd"
+	mgrSend  = "league_manager:" + league.ManagerID
+	ts       = "2025-01-15T10:30:00Z"
+)
+
+// seqReader is a deterministic token source: the bytes 0, 1, 2, …
+type seqReader struct {
+	mu sync.Mutex
+	n  byte
+}
+
+func (r *seqReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range p {
+		p[i] = r.n
+		r.n++
+	}
+	return len(p), nil
+}
+
+// tokenHex is the hex of the k-th 16 bytes (0-based) seqReader gives.
+func tokenHex(k int) string {
+	b := make([]byte, 16)
+	for i := range b {
+		b[i] = byte(16*k + i)
+	}
+	return hex.EncodeToString(b)
+}
+
+// harness is a manager served on one network, with a client to call it.
+type harness struct {
+	t      *testing.T
+	n      *transporttest.Net
+	c      *transport.Client
+	mgr    *league.Manager
+	ep     string
+	ctx    context.Context // ends with the test, or after 10 s
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	runErr chan error
+	once   sync.Once
+
+	mu      sync.Mutex
+	results [][2]int // OnResult calls
+}
+
+// defaults fills in the test's small timings and the deterministic tokens.
+func defaults(o league.Options) league.Options {
+	if o.LeagueID == "" {
+		o.LeagueID = leagueID
+	}
+	if o.Tokens == nil {
+		o.Tokens = &seqReader{}
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = time.Second
+	}
+	if o.MatchTimeout == 0 {
+		o.MatchTimeout = 5 * time.Second
+	}
+	if o.Retry == (transport.Retry{}) {
+		o.Retry = transport.Retry{MaxRetries: 3, InitialDelay: 5 * time.Millisecond, Multiplier: 2, MaxDelay: 20 * time.Millisecond}
+	}
+	return o
+}
+
+func newHarness(t *testing.T, n *transporttest.Net, opts league.Options) *harness {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	h := &harness{t: t, n: n, c: n.Client(time.Second), ctx: ctx, cancel: cancel, runErr: make(chan error, 1)}
+	opts = defaults(opts)
+	if opts.OnResult == nil {
+		opts.OnResult = func(done, total int) {
+			// It may ask the manager, while other results are counted.
+			if st := h.mgr.Status(); st.MatchesPlayed < done {
+				t.Errorf("OnResult(%d, %d) with %d counted", done, total, st.MatchesPlayed)
+			}
+			h.mu.Lock()
+			h.results = append(h.results, [2]int{done, total})
+			h.mu.Unlock()
+		}
+	}
+	h.mgr = league.New(opts, h.c, nil)
+	h.ep = n.Serve(t, "league_manager", h.mgr.Handler())
+	t.Cleanup(h.stop)
+	return h
+}
+
+// run runs the manager until the test stops it.
+func (h *harness) run() {
+	h.wg.Go(func() {
+		_, err := h.mgr.Run(h.ctx)
+		h.runErr <- err
+	})
+}
+
+// play starts the league with start_league, as an operator on this host
+// does, and runs it.
+func (h *harness) play() {
+	h.t.Helper()
+	var r struct {
+		Status string `json:"status"`
+	}
+	if err := h.call(protocol.MethodStartLeague, map[string]any{"protocol": protocol.Version}, &r); err != nil || r.Status != "STARTED" {
+		h.t.Fatalf("start_league: %+v %v", r, err)
+	}
+	h.run()
+}
+
+// stop ends Run and every goroutine of the fakes. Tests defer it, so that it
+// runs before the listeners shut down.
+func (h *harness) stop() {
+	h.once.Do(func() {
+		h.cancel()
+		h.wg.Wait()
+	})
+}
+
+// wait waits for the league to complete and Run to return without error.
+func (h *harness) wait() *protocol.LeagueCompleted {
+	h.t.Helper()
+	select {
+	case <-h.mgr.Done():
+	case <-h.ctx.Done():
+		h.t.Fatalf("league not completed: %v (status %+v)", h.ctx.Err(), h.mgr.Status())
+	}
+	select {
+	case err := <-h.runErr:
+		if err != nil {
+			h.t.Fatalf("Run: %v", err)
+		}
+	case <-h.ctx.Done():
+		h.t.Fatal("Run did not return")
+	}
+	return h.mgr.Result()
+}
+
+func (h *harness) onResults() [][2]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([][2]int(nil), h.results...)
+}
+
+func (h *harness) call(method string, params, reply any) error {
+	ctx, cancel := context.WithTimeout(h.ctx, 2*time.Second)
+	defer cancel()
+	return h.c.Call(ctx, h.ep, method, params, reply)
+}
+
+// roundTrip sends a raw JSON-RPC body to the manager and decodes the reply.
+func (h *harness) roundTrip(body string) rawResponse {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.ctx, 2*time.Second)
+	defer cancel()
+	out, err := h.n.RoundTrip(ctx, h.ep, []byte(body))
+	if err != nil {
+		h.t.Fatalf("round trip: %v", err)
+	}
+	var r rawResponse
+	if err := json.Unmarshal(out, &r); err != nil {
+		h.t.Fatalf("reply %s: %v", out, err)
+	}
+	return r
+}
+
+// serveRaw serves body on the manager's handler as if it came from peer.
+func (h *harness) serveRaw(handler *transport.Mux, body string, peer transport.Peer) rawResponse {
+	h.t.Helper()
+	out := handler.ServeMessage(h.ctx, []byte(body), peer)
+	var r rawResponse
+	if err := json.Unmarshal(out, &r); err != nil {
+		h.t.Fatalf("reply %s: %v", out, err)
+	}
+	return r
+}
+
+type rawResponse struct {
+	JSONRPC string             `json:"jsonrpc"`
+	Result  jsontext.Value     `json:"result"`
+	Error   *protocol.RPCError `json:"error"`
+	ID      jsontext.Value     `json:"id"`
+}
+
+// mcpText is the JSON text inside an MCP tools/call result.
+func mcpText(t *testing.T, result jsontext.Value) jsontext.Value {
+	t.Helper()
+	var m struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(result, &m); err != nil || len(m.Content) != 1 || m.Content[0].Type != "text" {
+		t.Fatalf("not an MCP text result: %s", result)
+	}
+	return jsontext.Value(m.Content[0].Text)
+}
+
+// codes is the league code and JSON-RPC code of a failed call.
+func codes(err error) (protocol.Code, int) {
+	e, ok := errors.AsType[*transport.Error](err)
+	if !ok || e.RPC == nil {
+		return protocol.CodeOf(err), 0
+	}
+	return protocol.CodeOf(err), e.RPC.Code
+}
+
+func envelope(t protocol.MessageType, sender, token string) protocol.Envelope {
+	return protocol.Envelope{Protocol: protocol.Version, MessageType: t, Sender: sender, Timestamp: ts,
+		ConversationID: "conv-test", LeagueID: leagueID, AuthToken: token}
+}
+
+// ---- registration ----
+
+func (h *harness) registerPlayer(sender, endpoint string) (*protocol.LeagueRegisterResponse, error) {
+	req := &protocol.LeagueRegisterRequest{
+		Envelope:   envelope(protocol.TypeLeagueRegisterRequest, sender, ""),
+		PlayerMeta: &protocol.PlayerMeta{DisplayName: "Player " + sender[len(sender)-2:], Version: "1.0.0", GameTypes: []string{protocol.GameEvenOdd}, ContactEndpoint: endpoint},
+	}
+	var resp protocol.LeagueRegisterResponse
+	if err := h.call(protocol.MethodRegisterPlayer, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+func (h *harness) registerReferee(sender, endpoint string, capacity int) (*protocol.RefereeRegisterResponse, error) {
+	req := &protocol.RefereeRegisterRequest{
+		Envelope:    envelope(protocol.TypeRefereeRegisterRequest, sender, ""),
+		RefereeMeta: &protocol.RefereeMeta{DisplayName: "Referee " + sender[len(sender)-2:], Version: "1.0.0", GameTypes: []string{protocol.GameEvenOdd}, ContactEndpoint: endpoint, MaxConcurrentMatches: capacity},
+	}
+	var resp protocol.RefereeRegisterResponse
+	if err := h.call(protocol.MethodRegisterReferee, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// ---- fake player ----
+
+// fakePlayer acknowledges every broadcast and records it.
+type fakePlayer struct {
+	id, ep, token string
+	mu            sync.Mutex
+	got           []protocol.Message
+}
+
+func (h *harness) player(id string) *fakePlayer {
+	h.t.Helper()
+	p := &fakePlayer{id: id}
+	mux := transport.NewMux(nil)
+	record := func(ctx context.Context, r *transport.Request) (any, error) {
+		p.mu.Lock()
+		p.got = append(p.got, r.Msg)
+		p.mu.Unlock()
+		return &protocol.Ack{Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: r.Type,
+			Sender: "player:" + id, Timestamp: ts, ConversationID: r.Env.ConversationID}, Status: "ACK"}, nil
+	}
+	for _, t := range []protocol.MessageType{protocol.TypeRoundAnnouncement, protocol.TypeLeagueStandingsUpdate,
+		protocol.TypeRoundCompleted, protocol.TypeLeagueCompleted} {
+		mux.HandleFunc(string(t), record)
+	}
+	p.ep = h.n.Serve(h.t, "player-"+id, mux)
+	resp, err := h.registerPlayer("player:"+id, p.ep)
+	if err != nil || resp.Status != protocol.StatusAccepted || resp.PlayerID != id {
+		h.t.Fatalf("register %s: %+v %v", id, resp, err)
+	}
+	p.token = resp.AuthToken
+	return p
+}
+
+func (p *fakePlayer) messages() []protocol.Message {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]protocol.Message(nil), p.got...)
+}
+
+// ---- fake referee ----
+
+type refMode int
+
+const (
+	modeReport refMode = iota // ack, then report the scripted result
+	modeGate                  // ack, hold reports until the slots are full
+	modeManual                // ack; the test reports
+	modeSilent                // ack, never report
+	modeRefuse                // answer START_MATCH with E016
+)
+
+// fakeReferee answers START_MATCH and reports scripted results. It counts
+// the matches it holds, from START_MATCH to the report.
+type fakeReferee struct {
+	h             *harness
+	id, ep, token string
+	capacity      int
+	mode          refMode
+	script        map[string]string // match id → outcome (see resultOf); "A" when absent
+
+	starts    chan *protocol.StartMatch // every START_MATCH, in order
+	acks      chan string               // "R1M1 ACCEPTED" for every report sent
+	completed chan *protocol.LeagueCompleted
+
+	mu          sync.Mutex
+	inflight    int
+	maxInflight int
+	held        []*protocol.StartMatch
+	remaining   map[int]int // modeGate: matches of each round not yet released
+}
+
+func (h *harness) referee(id string, capacity int, mode refMode, script map[string]string) *fakeReferee {
+	h.t.Helper()
+	f := &fakeReferee{h: h, id: id, capacity: capacity, mode: mode, script: script,
+		starts: make(chan *protocol.StartMatch, 100), acks: make(chan string, 100),
+		completed: make(chan *protocol.LeagueCompleted, 1), remaining: map[int]int{}}
+	mux := transport.NewMux(nil)
+	mux.HandleFunc(string(protocol.TypeStartMatch), f.onStartMatch)
+	mux.HandleFunc(string(protocol.TypeLeagueCompleted), func(ctx context.Context, r *transport.Request) (any, error) {
+		f.completed <- r.Msg.(*protocol.LeagueCompleted)
+		return &protocol.Ack{Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: r.Type,
+			Sender: "referee:" + id, Timestamp: ts, ConversationID: r.Env.ConversationID}, Status: "ACK"}, nil
+	})
+	f.ep = h.n.Serve(h.t, "referee-"+id, mux)
+	resp, err := h.registerReferee("referee:"+id, f.ep, capacity)
+	if err != nil || resp.Status != protocol.StatusAccepted || resp.RefereeID != id {
+		h.t.Fatalf("register %s: %+v %v", id, resp, err)
+	}
+	f.token = resp.AuthToken
+	return f
+}
+
+func (f *fakeReferee) onStartMatch(ctx context.Context, r *transport.Request) (any, error) {
+	sm := r.Msg.(*protocol.StartMatch)
+	select {
+	case f.starts <- sm:
+	default: // more than any test waits for
+	}
+	if f.mode == modeRefuse {
+		return nil, protocol.Errorf(protocol.ErrServiceUnavailable, "%s takes no matches", f.id)
+	}
+	f.mu.Lock()
+	f.inflight++
+	f.maxInflight = max(f.maxInflight, f.inflight)
+	var release []*protocol.StartMatch
+	switch f.mode {
+	case modeReport:
+		f.inflight--
+		release = append(release, sm)
+	case modeGate:
+		f.held = append(f.held, sm)
+		if len(f.held) >= min(f.capacity, f.remaining[sm.RoundID]) {
+			release, f.held = f.held, nil
+			f.inflight -= len(release)
+			f.remaining[sm.RoundID] -= len(release)
+		}
+	}
+	f.mu.Unlock()
+	for _, sm := range release {
+		f.h.wg.Go(func() {
+			status, err := f.report(sm, f.outcome(sm.MatchID))
+			if err != nil {
+				status = err.Error()
+			}
+			f.acks <- sm.MatchID + " " + status
+		})
+	}
+	return &protocol.StartMatchAck{Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeStartMatchAck,
+		Sender: "referee:" + f.id, Timestamp: ts, ConversationID: sm.ConversationID, AuthToken: f.token},
+		MatchID: sm.MatchID, Status: "ACCEPTED"}, nil
+}
+
+func (f *fakeReferee) outcome(matchID string) string {
+	if o, ok := f.script[matchID]; ok {
+		return o
+	}
+	return "A"
+}
+
+func (f *fakeReferee) maxHeld() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxInflight
+}
+
+// report sends the result of sm and returns the ack's status.
+func (f *fakeReferee) report(sm *protocol.StartMatch, outcome string) (string, error) {
+	ack, err := f.reportAs(f.id, f.token, sm.RoundID, sm.MatchID, resultOf(outcome, sm.PlayerA(), sm.PlayerB()))
+	if err != nil {
+		return "", err
+	}
+	return ack.Status, nil
+}
+
+func (f *fakeReferee) reportAs(id, token string, round int, matchID string, res *protocol.MatchResult) (*protocol.MatchResultReportAck, error) {
+	rep := &protocol.MatchResultReport{
+		Envelope: envelope(protocol.TypeMatchResultReport, "referee:"+id, token),
+		RoundID:  round, MatchID: matchID, GameType: protocol.GameEvenOdd, Result: res,
+	}
+	var ack protocol.MatchResultReportAck
+	if err := f.h.call(protocol.MethodReportMatchResult, rep, &ack); err != nil {
+		return nil, err
+	}
+	return &ack, nil
+}
+
+// nextStart waits for the next START_MATCH.
+func (f *fakeReferee) nextStart() *protocol.StartMatch {
+	f.h.t.Helper()
+	select {
+	case sm := <-f.starts:
+		return sm
+	case <-f.h.ctx.Done():
+		f.h.t.Fatalf("%s: no START_MATCH", f.id)
+		return nil
+	}
+}
+
+func (f *fakeReferee) nextAck() string {
+	f.h.t.Helper()
+	select {
+	case a := <-f.acks:
+		return a
+	case <-f.h.ctx.Done():
+		f.h.t.Fatalf("%s: no report acknowledged", f.id)
+		return ""
+	}
+}
+
+// resultOf builds a result of match (a, b): "A" or "B" wins, "D" draw,
+// "TA" or "TB" a technical loss of A or B, "TT" both.
+func resultOf(outcome, a, b string) *protocol.MatchResult {
+	pts := func(pa, pb int) map[string]any { return map[string]any{a: pa, b: pb} }
+	losses := func(ids ...string) *protocol.ResultDetails {
+		d := &protocol.ResultDetails{}
+		for _, id := range ids {
+			d.TechnicalLosses = append(d.TechnicalLosses, protocol.TechnicalLoss{PlayerID: id, ErrorCode: protocol.ErrTimeout, Reason: "no answer"})
+		}
+		return d
+	}
+	n := 8
+	switch outcome {
+	case "A":
+		return &protocol.MatchResult{Winner: &a, Score: pts(3, 0), MatchStatus: "COMPLETED", PlayerAStatus: protocol.ResultWin, PlayerBStatus: protocol.ResultLoss,
+			Details: &protocol.ResultDetails{DrawnNumber: &n, Choices: map[string]string{a: "even", b: "odd"}}}
+	case "B":
+		return &protocol.MatchResult{Winner: &b, Score: pts(0, 3), MatchStatus: "COMPLETED", PlayerAStatus: protocol.ResultLoss, PlayerBStatus: protocol.ResultWin,
+			Details: &protocol.ResultDetails{DrawnNumber: &n, Choices: map[string]string{a: "odd", b: "even"}}}
+	case "D":
+		return &protocol.MatchResult{Score: pts(1, 1), MatchStatus: "COMPLETED", PlayerAStatus: protocol.ResultDraw, PlayerBStatus: protocol.ResultDraw,
+			Details: &protocol.ResultDetails{DrawnNumber: &n, Choices: map[string]string{a: "even", b: "even"}}}
+	case "TA":
+		return &protocol.MatchResult{Winner: &b, Score: pts(0, 3), MatchStatus: protocol.ResultTechnicalLoss,
+			PlayerAStatus: protocol.ResultTechnicalLoss, PlayerBStatus: protocol.ResultWin, Details: losses(a)}
+	case "TB":
+		return &protocol.MatchResult{Winner: &a, Score: pts(3, 0), MatchStatus: protocol.ResultTechnicalLoss,
+			PlayerAStatus: protocol.ResultWin, PlayerBStatus: protocol.ResultTechnicalLoss, Details: losses(b)}
+	case "TT":
+		return &protocol.MatchResult{Score: pts(0, 0), MatchStatus: protocol.ResultTechnicalLoss,
+			PlayerAStatus: protocol.ResultTechnicalLoss, PlayerBStatus: protocol.ResultTechnicalLoss, Details: losses(a, b)}
+	}
+	panic("unknown outcome " + outcome)
+}
+
+// ---- queries ----
+
+func (h *harness) status() league.Status {
+	h.t.Helper()
+	var st league.Status
+	if err := h.call(protocol.MethodGetLeagueStatus, map[string]any{"protocol": protocol.Version}, &st); err != nil {
+		h.t.Fatalf("get_league_status: %v", err)
+	}
+	return st
+}
+
+type standingsData struct {
+	LeagueID  string                 `json:"league_id,omitzero"`
+	RoundID   int                    `json:"round_id"`
+	Standings []protocol.StandingRow `json:"standings"`
+}
+
+// queryReply is LEAGUE_QUERY_RESPONSE with its data typed.
+type queryReply[T any] struct {
+	protocol.Envelope
+	QueryType string             `json:"query_type"`
+	Success   bool               `json:"success"`
+	Data      T                  `json:"data"`
+	Error     *league.QueryError `json:"error"`
+}
+
+func query[T any](h *harness, method, sender, token, queryType, playerID string) (*queryReply[T], error) {
+	q := &protocol.LeagueQuery{Envelope: envelope(protocol.TypeLeagueQuery, sender, token), QueryType: queryType}
+	if playerID != "" {
+		q.QueryParams = &protocol.QueryParams{PlayerID: playerID}
+	}
+	var r queryReply[T]
+	if err := h.call(method, q, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func mustQuery[T any](h *harness, sender, token, queryType, playerID string) *queryReply[T] {
+	h.t.Helper()
+	r, err := query[T](h, protocol.MethodLeagueQuery, sender, token, queryType, playerID)
+	if err != nil {
+		h.t.Fatalf("%s: %v", queryType, err)
+	}
+	return r
+}
+
+func srow(rank int, id string, w, d, l, techLosses, pts int) protocol.StandingRow {
+	return protocol.StandingRow{Rank: rank, PlayerID: id, DisplayName: "Player " + id[1:],
+		Played: w + d + l, Wins: w, Draws: d, Losses: l, TechnicalLosses: techLosses, Points: pts}
+}
+
+func describe(m protocol.Message) string {
+	switch m := m.(type) {
+	case *protocol.RoundAnnouncement:
+		return fmt.Sprintf("%s %d", m.MessageType, m.RoundID)
+	case *protocol.LeagueStandingsUpdate:
+		return fmt.Sprintf("%s %d", m.MessageType, m.RoundID)
+	case *protocol.RoundCompleted:
+		return fmt.Sprintf("%s %d", m.MessageType, m.RoundID)
+	case *protocol.LeagueCompleted:
+		return string(m.MessageType)
+	}
+	return fmt.Sprintf("%T", m)
+}
