@@ -27,10 +27,14 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // writeStandingsTable prints the final standings and the champion.
-func writeStandingsTable(w io.Writer, lc *protocol.LeagueCompleted, seed uint64) error {
+// The seed is shown when known (an operator's view of a league).
+func writeStandingsTable(w io.Writer, lc *protocol.LeagueCompleted, seed *uint64) error {
 	players := len(lc.FinalStandings)
-	fmt.Fprintf(w, "League %s: %d players, %d rounds, %d matches (seed %d)\n\n",
-		lc.LeagueID, players, lc.TotalRounds, lc.TotalMatches, seed)
+	fmt.Fprintf(w, "League %s: %d players, %d rounds, %d matches", lc.LeagueID, players, lc.TotalRounds, lc.TotalMatches)
+	if seed != nil {
+		fmt.Fprintf(w, " (seed %d)", *seed)
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tPLAYER\tNAME\tPLAYED\tW\tD\tL\tTL\tPOINTS")
 	for _, r := range lc.FinalStandings {

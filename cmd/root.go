@@ -64,7 +64,8 @@ serve-referee and serve-player.`,
 	pf.StringVar(&o.logLevel, "log-level", "", "log level on stderr: debug, info, warn or error (default: warn for simulate, info for servers)")
 	o.flagKeys = addConfigFlags(pf)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef(err) })
-	root.AddCommand(newSimulateCmd(o))
+	root.AddCommand(newSimulateCmd(o), newServeManagerCmd(o), newServeRefereeCmd(o), newServePlayerCmd(o),
+		newStartCmd(o), newQueryCmd(o), newPingCmd(o))
 	return root
 }
 

@@ -157,7 +157,7 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	if o.output == "json" {
 		return writeJSON(o.stdout, res)
 	}
-	return writeStandingsTable(o.stdout, lc, seed)
+	return writeStandingsTable(o.stdout, lc, &seed)
 }
 
 // randomSeed picks a seed below 2^53, so that it survives a JSON reader

@@ -174,6 +174,7 @@ func (m *Manager) Handler() *transport.Mux {
 	})
 	mux.HandleFunc(protocol.MethodGetStandings, m.onGetStandings)
 	mux.HandleFunc(MethodAdminQuery, m.onAdminQuery)
+	mux.HandleFunc(MethodGetLeagueResult, m.onGetLeagueResult)
 	mux.HandleFunc(protocol.MethodPing, func(context.Context, *transport.Request) (any, error) {
 		return map[string]string{"status": "ok", "protocol": protocol.Version,
 			"sender": "league_manager:" + ManagerID, "timestamp": protocol.FormatTimestamp(m.clock())}, nil

@@ -3,6 +3,7 @@ package league
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -181,4 +182,48 @@ func (mt *match) scheduled() ScheduledMatch {
 		s.Result = mt.result.StatusA + "-" + mt.result.StatusB
 	}
 	return s
+}
+
+// MethodGetLeagueResult is this implementation's tool for `leaguectl start
+// --wait`: the LEAGUE_COMPLETED message once the league is over, waiting
+// up to params.wait_seconds (at most MaxResultWait) for it, so that a
+// client waits on the manager instead of polling it.
+const MethodGetLeagueResult = "get_league_result"
+
+// MaxResultWait bounds how long one get_league_result call waits.
+const MaxResultWait = 50 * time.Second
+
+// Result is the answer of get_league_result. Completed is set once the
+// league is complete; Seed only for the operator, since a player who knew
+// it could foresee every drawn number.
+type Result struct {
+	State     string                    `json:"state"`
+	Completed *protocol.LeagueCompleted `json:"league_completed,omitzero"`
+	Seed      *uint64                   `json:"seed,omitzero"`
+}
+
+func (m *Manager) onGetLeagueResult(ctx context.Context, r *transport.Request) (any, error) {
+	var p struct {
+		WaitSeconds int `json:"wait_seconds"`
+	}
+	if r.Params.Kind() == '{' {
+		if err := protocol.DecodeInto(r.Params, &p); err != nil {
+			return nil, err
+		}
+	}
+	if wait := min(time.Duration(max(p.WaitSeconds, 0))*time.Second, MaxResultWait); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-m.finished:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	res := Result{State: m.Status().State, Completed: m.Result()}
+	if res.Completed != nil && m.checkAdmin(r) == nil {
+		seed := m.opts.Seed
+		res.Seed = &seed
+	}
+	return res, nil
 }

@@ -1,0 +1,60 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+
+	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+type pingOptions struct {
+	*rootOptions
+	output string
+}
+
+func newPingCmd(ro *rootOptions) *cobra.Command {
+	o := &pingOptions{rootOptions: ro}
+	c := &cobra.Command{
+		Use:   "ping URL",
+		Short: "Send one JSON-RPC ping to an agent and print the round-trip time",
+		Long: `Send one JSON-RPC 'ping' (implementation-guide §5.12.2) to an agent's /mcp
+endpoint and print the round-trip time. Exit 2 when nothing answers.`,
+		Example: `  leaguectl ping http://127.0.0.1:8101/mcp`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := ro.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			return runtimeErr(runPing(c.Context(), o, args[0], cfg))
+		},
+	}
+	c.Flags().StringVar(&o.output, "output", "table", "table or json")
+	return c
+}
+
+func runPing(ctx context.Context, o *pingOptions, url string, cfg config.Config) error {
+	if err := checkURL("URL", url); err != nil {
+		return err
+	}
+	if o.output != "table" && o.output != "json" {
+		return usagef(fmt.Errorf("--output must be table or json, got %q", o.output))
+	}
+	var reply jsontext.Value
+	start := time.Now()
+	err := newHTTPCaller(cfg).Call(ctx, url, protocol.MethodPing, nil, &reply)
+	rtt := time.Since(start)
+	if err != nil {
+		return err
+	}
+	if o.output == "json" {
+		return writeJSON(o.stdout, map[string]any{"endpoint": url, "rtt_ms": float64(rtt.Microseconds()) / 1000, "reply": reply})
+	}
+	_, err = fmt.Fprintf(o.stdout, "%s: reply in %s: %s\n", url, rtt.Round(10*time.Microsecond), reply)
+	return err
+}

@@ -1,0 +1,232 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+
+	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// queryTypes maps the query subcommand words to LEAGUE_QUERY types.
+var queryTypes = map[string]string{
+	"standings":    protocol.QueryStandings,
+	"schedule":     protocol.QuerySchedule,
+	"next-match":   protocol.QueryNextMatch,
+	"player-stats": protocol.QueryPlayerStats,
+}
+
+type queryOptions struct {
+	*rootOptions
+	manager    string
+	player     string
+	adminToken string
+	as, token  string
+	output     string
+}
+
+func newQueryCmd(ro *rootOptions) *cobra.Command {
+	o := &queryOptions{rootOptions: ro}
+	var words []string
+	for w := range queryTypes {
+		words = append(words, w)
+	}
+	sort.Strings(words)
+	c := &cobra.Command{
+		Use:   "query " + strings.Join(words, "|"),
+		Short: "Ask a league manager for standings, the schedule, a player's next match or stats",
+		Long: `Ask a league manager with LEAGUE_QUERY. As an operator (--admin-token, or no
+token from the manager's own host) or as a registered agent (--as ID --token T,
+where ID is P01 or REF01, or player:P01 / referee:REF01).`,
+		Example: `  leaguectl query standings --manager http://127.0.0.1:8000/mcp
+  leaguectl query next-match --manager http://127.0.0.1:8000/mcp --as P01 --token tok_player_P01_…`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: words,
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := ro.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			return runtimeErr(runQuery(c.Context(), o, args[0], cfg))
+		},
+	}
+	c.Flags().StringVar(&o.manager, "manager", "", "the league manager's endpoint (required)")
+	c.Flags().StringVar(&o.player, "player", "", "the player of next-match and player-stats (default: --as)")
+	c.Flags().StringVar(&o.adminToken, "admin-token", "", "the manager's admin token (or "+adminTokenEnv+")")
+	c.Flags().StringVar(&o.as, "as", "", "ask as this registered agent")
+	c.Flags().StringVar(&o.token, "token", "", "the auth token of --as")
+	c.Flags().StringVar(&o.output, "output", "table", "table or json")
+	_ = c.MarkFlagRequired("manager")
+	return c
+}
+
+func runQuery(ctx context.Context, o *queryOptions, word string, cfg config.Config) error {
+	qt, ok := queryTypes[word]
+	if !ok {
+		return usagef(fmt.Errorf("unknown query %q: want standings, schedule, next-match or player-stats", word))
+	}
+	if err := checkURL("--manager", o.manager); err != nil {
+		return err
+	}
+	if o.output != "table" && o.output != "json" {
+		return usagef(fmt.Errorf("--output must be table or json, got %q", o.output))
+	}
+	if (o.as == "") != (o.token == "") {
+		return usagef(fmt.Errorf("--as and --token go together"))
+	}
+	q := &protocol.LeagueQuery{
+		Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeLeagueQuery,
+			ConversationID: "conv-query-" + word, LeagueID: cfg.LeagueID},
+		QueryType: qt,
+	}
+	if o.player != "" {
+		q.QueryParams = &protocol.QueryParams{PlayerID: o.player}
+	}
+	method := league.MethodAdminQuery
+	if o.as != "" {
+		sender, err := senderOf(o.as)
+		if err != nil {
+			return err
+		}
+		q.Sender, q.AuthToken, method = sender, o.token, protocol.ToolName(protocol.TypeLeagueQuery)
+	} else if t := adminTokenFrom(o.adminToken); t != "" {
+		q.AuthToken = t
+	}
+	var raw jsontext.Value
+	if err := newHTTPCaller(cfg).Call(ctx, o.manager, method, q, &raw); err != nil {
+		return err
+	}
+	var resp struct {
+		protocol.LeagueQueryResponse
+		Data  jsontext.Value     `json:"data"`
+		Error *league.QueryError `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return &exitError{code: ExitRuntime, err: fmt.Errorf("manager's answer: %w", err)}
+	}
+	if !resp.Success {
+		msg := "query failed"
+		var code protocol.Code
+		if resp.Error != nil {
+			msg, code = resp.Error.Message, resp.Error.ErrorCode
+		}
+		return &protocol.Error{Code: orCode(code, protocol.ErrInvalidMessageFormat), Detail: msg}
+	}
+	if o.output == "json" {
+		_, err := o.stdout.Write(append(raw, '\n'))
+		return err
+	}
+	return writeQueryTable(o.stdout, qt, resp.Data)
+}
+
+func orCode(c, otherwise protocol.Code) protocol.Code {
+	if c.Known() {
+		return c
+	}
+	return otherwise
+}
+
+// senderOf reads --as: "P01", "REF01", "player:P01" or "referee:REF01".
+func senderOf(as string) (string, error) {
+	if strings.Contains(as, ":") {
+		if _, err := protocol.ParseSender(as); err != nil {
+			return "", usagef(fmt.Errorf("--as: %v", err))
+		}
+		return as, nil
+	}
+	role := protocol.RolePlayer
+	if strings.HasPrefix(as, "REF") {
+		role = protocol.RoleReferee
+	}
+	s := string(role) + ":" + as
+	if _, err := protocol.ParseSender(s); err != nil {
+		return "", usagef(fmt.Errorf("--as: %v", err))
+	}
+	return s, nil
+}
+
+func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	defer tw.Flush()
+	switch qt {
+	case protocol.QueryStandings:
+		var d struct {
+			RoundID   int                    `json:"round_id"`
+			Standings []protocol.StandingRow `json:"standings"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			return runtimeErr(err)
+		}
+		fmt.Fprintf(w, "Standings after round %d\n\n", d.RoundID)
+		writeRows(tw, d.Standings)
+	case protocol.QuerySchedule:
+		var d struct {
+			Rounds []league.ScheduledRound `json:"rounds"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			return runtimeErr(err)
+		}
+		fmt.Fprintln(tw, "ROUND\tMATCH\tPLAYER_A\tPLAYER_B\tREFEREE\tSTATUS\tRESULT")
+		for _, r := range d.Rounds {
+			for _, m := range r.Matches {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", m.RoundID, m.MatchID, m.PlayerAID, m.PlayerBID,
+					dash(m.RefereeID), m.Status, dash(m.Result))
+			}
+		}
+	case protocol.QueryNextMatch:
+		var d struct {
+			NextMatch *league.NextMatch `json:"next_match"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			return runtimeErr(err)
+		}
+		if d.NextMatch == nil {
+			_, err := fmt.Fprintln(w, "No match left to play.")
+			return err
+		}
+		n := d.NextMatch
+		fmt.Fprintf(w, "Next match: %s (round %d) against %s as %s, referee %s\n", n.MatchID, n.RoundID,
+			n.OpponentID, n.Role, dash(n.RefereeEndpoint))
+	case protocol.QueryPlayerStats:
+		var d struct {
+			Player  *protocol.StandingRow   `json:"player"`
+			Matches []league.ScheduledMatch `json:"matches"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			return runtimeErr(err)
+		}
+		if d.Player != nil {
+			writeRows(tw, []protocol.StandingRow{*d.Player})
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintln(tw, "ROUND\tMATCH\tPLAYER_A\tPLAYER_B\tSTATUS\tRESULT")
+		for _, m := range d.Matches {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.RoundID, m.MatchID, m.PlayerAID, m.PlayerBID, m.Status, dash(m.Result))
+		}
+	}
+	return nil
+}
+
+func writeRows(tw *tabwriter.Writer, rows []protocol.StandingRow) {
+	fmt.Fprintln(tw, "RANK\tPLAYER\tNAME\tPLAYED\tW\tD\tL\tTL\tPOINTS")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n",
+			r.Rank, r.PlayerID, r.DisplayName, r.Played, r.Wins, r.Draws, r.Losses, r.TechnicalLosses, r.Points)
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,156 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
+)
+
+// shutdownGrace bounds a graceful stop: calls in flight get this long.
+const shutdownGrace = 30 * time.Second
+
+// serverFlags are the flags every serve-* command has.
+type serverFlags struct {
+	host      string
+	port      int
+	advertise string
+}
+
+func (f *serverFlags) add(c *cobra.Command, defaultPort int) {
+	c.Flags().StringVar(&f.host, "host", "127.0.0.1", "address to listen on; anything but loopback is your explicit choice")
+	c.Flags().IntVar(&f.port, "port", defaultPort, "port to listen on (0: a free one)")
+	c.Flags().StringVar(&f.advertise, "advertise", "", "endpoint URL to give the others (default: http://<host>:<port>/mcp, with the address that reaches the manager when --host is 0.0.0.0 or ::)")
+}
+
+func (f *serverFlags) validate() error {
+	if f.port < 0 || f.port > 65535 {
+		return usagef(fmt.Errorf("--port must be between 0 and 65535, got %d", f.port))
+	}
+	if f.advertise != "" {
+		if err := checkURL("--advertise", f.advertise); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkURL refuses an endpoint flag that is not an http(s) URL.
+func checkURL(flag, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef(fmt.Errorf("%s must be an http:// or https:// URL such as http://127.0.0.1:8000/mcp, got %q", flag, s))
+	}
+	return nil
+}
+
+// serverLogger is the logger of a serve-* command: info by default.
+func (o *rootOptions) serverLogger(agentID string) (*slog.Logger, error) {
+	level := o.logLevel
+	if level == "" {
+		level = "info"
+	}
+	l, err := newLogger(o.stderr, level)
+	if err != nil {
+		return nil, err
+	}
+	return l.With(slog.String("agent_id", agentID)), nil
+}
+
+// agentServer is what a serve-* command runs: an agent's methods, and what
+// it does on its own until ctx ends.
+type agentServer struct {
+	mux *transport.Mux
+	run func(ctx context.Context) error
+}
+
+// serve binds the address, builds the agent for its endpoint, prints the
+// endpoint as the first line of stdout, runs the agent, and on ctx's end
+// (SIGINT, SIGTERM) stops gracefully: calls in flight are finished and the
+// exit code is 0. An error of the agent's own run ends it with that error.
+func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, cfg config.Config,
+	logger *slog.Logger, build func(endpoint string) (*agentServer, error)) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
+	if err != nil {
+		return &exitError{code: ExitNetwork, err: fmt.Errorf("listen on %s:%d: %w", f.host, f.port, err)}
+	}
+	endpoint := f.advertise
+	if endpoint == "" {
+		endpoint = advertised(ln.Addr().(*net.TCPAddr), peer)
+	}
+	agent, err := build(endpoint)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	// A handler may take as long as a parity answer with its retries, or a
+	// get_league_result wait; the write timeout must outlast both.
+	srvCfg := httprpc.ServerConfig{WriteTimeout: max(httprpc.DefaultWriteTimeout, 2*cfg.Timeouts.Choice+3*cfg.Timeouts.Generic)}
+	l := httprpc.ServeOn(ln, agent.mux, srvCfg, logger)
+	if _, err := fmt.Fprintln(stdout, endpoint); err != nil {
+		_ = l.Close()
+		return runtimeErr(err)
+	}
+	logger.LogAttrs(ctx, slog.LevelInfo, "listening", slog.String("endpoint", endpoint))
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	finished := make(chan error, 1)
+	go func() { finished <- agent.run(runCtx) }()
+	var runErr error
+	returned := false
+	select {
+	case <-ctx.Done():
+	case runErr = <-finished:
+		returned = true
+		if runErr != nil && !errors.Is(runErr, context.Canceled) {
+			logger.LogAttrs(ctx, slog.LevelError, "stopped", slog.String("error", runErr.Error()))
+		} else {
+			runErr = nil
+			<-ctx.Done() // the agent is done; it keeps answering until told to stop
+		}
+	}
+	logger.LogAttrs(context.Background(), slog.LevelInfo, "shutting down")
+	sctx, scancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer scancel()
+	if err := l.Shutdown(sctx); err != nil {
+		_ = l.Close()
+	}
+	cancel()
+	if !returned {
+		<-finished
+	}
+	return runErr
+}
+
+// advertised is the endpoint to give others for a bound address: the
+// address itself, or, for an unspecified one (0.0.0.0, ::), the local
+// address that reaches peer (found by a UDP dial, which sends nothing).
+func advertised(a *net.TCPAddr, peer string) string {
+	host := a.IP.String()
+	if a.IP.IsUnspecified() {
+		host = "127.0.0.1"
+		if u, err := url.Parse(peer); err == nil && u.Host != "" {
+			port := u.Port()
+			if port == "" {
+				port = "80"
+			}
+			if c, err := net.Dial("udp", net.JoinHostPort(u.Hostname(), port)); err == nil {
+				host = c.LocalAddr().(*net.UDPAddr).IP.String()
+				c.Close()
+			}
+		}
+	}
+	return httprpc.EndpointFor(&net.TCPAddr{IP: net.ParseIP(host), Port: a.Port})
+}

@@ -1,0 +1,248 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/player"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/referee"
+)
+
+// adminTokenEnv names the environment variable of the admin token: safer
+// than the flag, which other users of the machine can see in ps.
+const adminTokenEnv = "LEAGUECTL_ADMIN_TOKEN"
+
+func adminTokenFrom(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(adminTokenEnv)
+}
+
+func seedFlag(c *cobra.Command, seed *uint64) {
+	c.Flags().Uint64Var(seed, "seed", 0, "league seed (default: a random one, logged)")
+}
+
+// pickSeed is the --seed given, or a random one.
+func pickSeed(c *cobra.Command, seed uint64) (uint64, error) {
+	if c.Flags().Changed("seed") {
+		return seed, nil
+	}
+	return randomSeed()
+}
+
+type serveManagerOptions struct {
+	server             serverFlags
+	adminToken         string
+	minPlayers         int
+	registrationWindow time.Duration
+	seed               uint64
+}
+
+func newServeManagerCmd(ro *rootOptions) *cobra.Command {
+	o := &serveManagerOptions{}
+	c := &cobra.Command{
+		Use:   "serve-manager",
+		Short: "Serve a League Manager over HTTP",
+		Long: `Serve a League Manager at POST /mcp (and GET /health). Referees and players
+register with it; the league starts with 'leaguectl start', when --min-players
+have registered, or when the registration window ends. The endpoint URL is the
+first line of stdout.`,
+		Example: `  leaguectl serve-manager --port 8000 --min-players 4
+  LEAGUECTL_ADMIN_TOKEN=s3cret leaguectl serve-manager --host 0.0.0.0 --registration-window 10m`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := ro.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			if err := o.server.validate(); err != nil {
+				return err
+			}
+			if o.minPlayers < 0 || o.minPlayers == 1 {
+				return usagef(fmt.Errorf("--min-players must be 0 (start by command) or at least 2, got %d", o.minPlayers))
+			}
+			window := cfg.Timeouts.Registration
+			if c.Flags().Changed("registration-window") {
+				window = o.registrationWindow
+			}
+			seed, err := pickSeed(c, o.seed)
+			if err != nil {
+				return err
+			}
+			logger, err := ro.serverLogger("league_manager:" + league.ManagerID)
+			if err != nil {
+				return err
+			}
+			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, "", cfg, logger, func(endpoint string) (*agentServer, error) {
+				logger.Info("league", "league_id", cfg.LeagueID, "seed", seed, "registration_window", window.String(),
+					"min_players", o.minPlayers, "admin_token_set", adminTokenFrom(o.adminToken) != "")
+				mo := managerOptions(cfg, seed)
+				mo.Endpoint, mo.MinPlayers, mo.RegistrationWindow = endpoint, o.minPlayers, window
+				mo.AdminToken = adminTokenFrom(o.adminToken)
+				mgr := league.New(mo, newHTTPCaller(cfg), logger)
+				return &agentServer{mux: mgr.Handler(), run: func(ctx context.Context) error {
+					_, err := mgr.Run(ctx)
+					return err
+				}}, nil
+			}))
+		},
+	}
+	o.server.add(c, 8000)
+	c.Flags().StringVar(&o.adminToken, "admin-token", "", "token that start_league and admin queries must carry (or "+adminTokenEnv+"); without one only this host may use them")
+	c.Flags().IntVar(&o.minPlayers, "min-players", 0, "start by itself once this many players and a referee have registered (0: never)")
+	c.Flags().DurationVar(&o.registrationWindow, "registration-window", 0, "start this long after launch if at least 2 players and a referee have registered (0: no window; default timeouts.registration)")
+	seedFlag(c, &o.seed)
+	return c
+}
+
+type serveRefereeOptions struct {
+	server        serverFlags
+	manager       string
+	id, name      string
+	maxConcurrent int
+	seed          uint64
+}
+
+func newServeRefereeCmd(ro *rootOptions) *cobra.Command {
+	o := &serveRefereeOptions{}
+	c := &cobra.Command{
+		Use:   "serve-referee",
+		Short: "Serve a Referee over HTTP and register it with a manager",
+		Long: `Serve a Referee at POST /mcp (and GET /health) and register it with the
+manager in the background, retrying while the manager is not up. The endpoint
+URL is the first line of stdout.`,
+		Example: `  leaguectl serve-referee --port 8001 --manager http://127.0.0.1:8000/mcp --id REF01`,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := ro.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			if err := o.server.validate(); err != nil {
+				return err
+			}
+			if err := checkURL("--manager", o.manager); err != nil {
+				return err
+			}
+			if o.maxConcurrent < 1 {
+				return usagef(fmt.Errorf("--max-concurrent-matches must be at least 1, got %d", o.maxConcurrent))
+			}
+			if err := checkID("--id", o.id); err != nil {
+				return err
+			}
+			seed, err := pickSeed(c, o.seed)
+			if err != nil {
+				return err
+			}
+			logger, err := ro.serverLogger("referee:" + orPending(o.id))
+			if err != nil {
+				return err
+			}
+			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, o.manager, cfg, logger, func(endpoint string) (*agentServer, error) {
+				opts := refereeOptions(cfg, seed)
+				opts.RequestedID, opts.DisplayName, opts.MaxConcurrent = o.id, o.name, o.maxConcurrent
+				opts.ManagerEndpoint, opts.Endpoint = o.manager, endpoint
+				ref := referee.New(opts, newHTTPCaller(cfg), logger)
+				return &agentServer{mux: ref.Handler(), run: ref.Run}, nil
+			}))
+		},
+	}
+	o.server.add(c, 8001)
+	c.Flags().StringVar(&o.manager, "manager", "", "the league manager's endpoint, e.g. http://127.0.0.1:8000/mcp (required)")
+	c.Flags().StringVar(&o.id, "id", "", "id to ask for (kept when free; default: the manager picks REFnn)")
+	c.Flags().StringVar(&o.name, "name", "", "display name")
+	c.Flags().IntVar(&o.maxConcurrent, "max-concurrent-matches", 10, "matches refereed at once")
+	seedFlag(c, &o.seed)
+	_ = c.MarkFlagRequired("manager")
+	return c
+}
+
+type servePlayerOptions struct {
+	server   serverFlags
+	manager  string
+	id, name string
+	strategy string
+	seed     uint64
+}
+
+func newServePlayerCmd(ro *rootOptions) *cobra.Command {
+	o := &servePlayerOptions{}
+	c := &cobra.Command{
+		Use:   "serve-player",
+		Short: "Serve a Player over HTTP and register it with a manager",
+		Long: `Serve a Player at POST /mcp (and GET /health) and register it with the manager
+in the background, retrying while the manager is not up. The player answers
+protocol calls whether or not its registration has succeeded. The endpoint URL
+is the first line of stdout.`,
+		Example: `  leaguectl serve-player --port 8101 --manager http://127.0.0.1:8000/mcp --id P01 --strategy adaptive`,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := ro.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			if err := o.server.validate(); err != nil {
+				return err
+			}
+			if err := checkURL("--manager", o.manager); err != nil {
+				return err
+			}
+			if err := checkID("--id", o.id); err != nil {
+				return err
+			}
+			strategy, err := player.StrategyByName(o.strategy)
+			if err != nil {
+				return usagef(err)
+			}
+			seed, err := pickSeed(c, o.seed)
+			if err != nil {
+				return err
+			}
+			logger, err := ro.serverLogger("player:" + orPending(o.id))
+			if err != nil {
+				return err
+			}
+			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, o.manager, cfg, logger, func(endpoint string) (*agentServer, error) {
+				opts := playerOptions(cfg, seed)
+				opts.RequestedID, opts.DisplayName, opts.Strategy = o.id, o.name, strategy
+				opts.ManagerEndpoint, opts.Endpoint = o.manager, endpoint
+				p := player.New(opts, newHTTPCaller(cfg), logger)
+				return &agentServer{mux: p.Handler(), run: p.Run}, nil
+			}))
+		},
+	}
+	o.server.add(c, 8101)
+	c.Flags().StringVar(&o.manager, "manager", "", "the league manager's endpoint, e.g. http://127.0.0.1:8000/mcp (required)")
+	c.Flags().StringVar(&o.id, "id", "", "id to ask for (kept when free; default: the manager picks Pnn)")
+	c.Flags().StringVar(&o.name, "name", "", "display name")
+	c.Flags().StringVar(&o.strategy, "strategy", "random", "strategy: "+strings.Join(player.StrategyNames(), ", "))
+	seedFlag(c, &o.seed)
+	_ = c.MarkFlagRequired("manager")
+	return c
+}
+
+func orPending(id string) string {
+	if id == "" {
+		return "pending"
+	}
+	return id
+}
+
+// checkID refuses an id the protocol would refuse in a sender.
+func checkID(flag, id string) error {
+	if id == "" {
+		return nil
+	}
+	if _, err := protocol.ParseSender("player:" + id); err != nil {
+		return usagef(fmt.Errorf("%s: %v", flag, err))
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// registrationPoll is how often start looks at the registrations while it
+// waits for enough agents: people start their agents by hand.
+const registrationPoll = 250 * time.Millisecond
+
+// resultWait is how long one get_league_result call may wait on the
+// manager for the end of the league.
+const resultWait = 20 * time.Second
+
+type startOptions struct {
+	*rootOptions
+	manager    string
+	adminToken string
+	minPlayers int
+	wait       bool
+	output     string
+}
+
+func newStartCmd(ro *rootOptions) *cobra.Command {
+	o := &startOptions{rootOptions: ro}
+	c := &cobra.Command{
+		Use:   "start",
+		Short: "Start a league once enough agents have registered, and optionally wait for its end",
+		Long: `Wait until at least --min-players players and one referee have registered with
+the manager, then start the league. With --wait, block until the league is
+complete and print the final standings as 'simulate' does. On a league that
+is already running, 'start --wait' just waits.`,
+		Example: `  leaguectl start --manager http://127.0.0.1:8000/mcp --min-players 4 --wait`,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := ro.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			return runtimeErr(runStart(c.Context(), o, cfg))
+		},
+	}
+	c.Flags().StringVar(&o.manager, "manager", "", "the league manager's endpoint (required)")
+	c.Flags().StringVar(&o.adminToken, "admin-token", "", "the manager's admin token (or "+adminTokenEnv+")")
+	c.Flags().IntVar(&o.minPlayers, "min-players", 2, "players to wait for before starting")
+	c.Flags().BoolVar(&o.wait, "wait", false, "wait for the end of the league and print the final standings")
+	c.Flags().StringVar(&o.output, "output", "table", "table or json")
+	_ = c.MarkFlagRequired("manager")
+	return c
+}
+
+// adminParams are the params of an operator call: the admin token, if any,
+// as auth_token.
+func adminParams(token string, extra map[string]any) map[string]any {
+	p := map[string]any{"protocol": protocol.Version}
+	if token != "" {
+		p["auth_token"] = token
+	}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+func runStart(ctx context.Context, o *startOptions, cfg config.Config) error {
+	if err := checkURL("--manager", o.manager); err != nil {
+		return err
+	}
+	if o.minPlayers < 2 {
+		return usagef(fmt.Errorf("--min-players must be at least 2, got %d", o.minPlayers))
+	}
+	if o.output != "table" && o.output != "json" {
+		return usagef(fmt.Errorf("--output must be table or json, got %q", o.output))
+	}
+	token := adminTokenFrom(o.adminToken)
+	client := newHTTPCaller(cfg)
+	// Credentials first: a wrong token must not wait for players it could
+	// never start a league for.
+	if err := client.Call(ctx, o.manager, league.MethodAdminQuery,
+		adminParams(token, map[string]any{"query_type": protocol.QueryStandings}), nil); err != nil {
+		return err
+	}
+	said := ""
+	tick := time.NewTicker(registrationPoll)
+	defer tick.Stop()
+	for {
+		var st league.Status
+		if err := client.Call(ctx, o.manager, protocol.MethodGetLeagueStatus, adminParams(token, nil), &st); err != nil {
+			return err
+		}
+		if st.State != league.StateRegistration {
+			break
+		}
+		if st.Players >= o.minPlayers && st.Referees >= 1 {
+			var started map[string]any
+			if err := client.Call(ctx, o.manager, protocol.MethodStartLeague, adminParams(token, nil), &started); err != nil {
+				var te *transport.Error
+				if errors.As(err, &te) && protocol.CodeOf(err) == protocol.ErrInvalidGameState {
+					continue // an agent left between the two calls
+				}
+				return err
+			}
+			break
+		}
+		if msg := fmt.Sprintf("waiting for %d players and 1 referee: %d players, %d referees registered",
+			o.minPlayers, st.Players, st.Referees); msg != said {
+			fmt.Fprintln(o.stderr, msg)
+			said = msg
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	if !o.wait {
+		var st league.Status
+		if err := client.Call(ctx, o.manager, protocol.MethodGetLeagueStatus, adminParams(token, nil), &st); err != nil {
+			return err
+		}
+		if o.output == "json" {
+			return writeJSON(o.stdout, st)
+		}
+		_, err := fmt.Fprintf(o.stdout, "League %s %s: %d players, %d referees, %d rounds, %d matches\n",
+			st.LeagueID, st.State, st.Players, st.Referees, st.TotalRounds, st.TotalMatches)
+		return err
+	}
+	for {
+		var res league.Result
+		wait := adminParams(token, map[string]any{"wait_seconds": int(resultWait / time.Second)})
+		cctx, cancel := context.WithTimeout(ctx, resultWait+cfg.Timeouts.Generic)
+		err := client.Call(cctx, o.manager, league.MethodGetLeagueResult, wait, &res)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		if res.Completed == nil {
+			continue
+		}
+		out := &simulateResult{LeagueCompleted: *res.Completed}
+		if res.Seed != nil {
+			out.Seed = *res.Seed
+		}
+		if o.output == "json" {
+			return writeJSON(o.stdout, out)
+		}
+		return writeStandingsTable(o.stdout, res.Completed, res.Seed)
+	}
+}

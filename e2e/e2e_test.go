@@ -1,0 +1,290 @@
+// Package e2e runs leagues across real processes of the built binary: a
+// manager, referees and players on free loopback ports.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// binary builds leaguectl once for the whole test run.
+var binary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "leaguectl-e2e-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "leaguectl")
+	out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func bin(t *testing.T) string {
+	t.Helper()
+	b, err := binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if b, err := binary(); err == nil {
+		os.RemoveAll(filepath.Dir(b))
+	}
+	os.Exit(code)
+}
+
+// lockedBuffer collects a process's stderr for the failure message.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// server is a running serve-* process.
+type server struct {
+	name     string
+	cmd      *exec.Cmd
+	endpoint string
+	stderr   *lockedBuffer
+	exited   chan error
+}
+
+// startServer starts a serve-* command and reads its endpoint from the
+// first line of its stdout. When the test ends it sends SIGTERM and checks
+// that the process exits 0 within the shutdown grace.
+func startServer(t *testing.T, name string, args ...string) *server {
+	t.Helper()
+	s := &server{name: name, cmd: exec.Command(bin(t), args...), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	s.cmd.Stderr = s.stderr
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		for sc.Scan() {
+		}
+		s.exited <- s.cmd.Wait()
+	}()
+	t.Cleanup(func() { s.stop(t) })
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			t.Fatalf("%s exited before printing its endpoint:\n%s", name, s.stderr)
+		}
+		s.endpoint = line
+	case <-deadline.C:
+		t.Fatalf("%s printed no endpoint in 10 s:\n%s", name, s.stderr)
+	}
+	return s
+}
+
+func (s *server) stop(t *testing.T) {
+	select {
+	case err := <-s.exited:
+		t.Errorf("%s had already exited: %v\n%s", s.name, err, s.stderr)
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	deadline := time.NewTimer(35 * time.Second)
+	defer deadline.Stop()
+	select {
+	case err := <-s.exited:
+		if err != nil {
+			t.Errorf("%s did not exit 0 on SIGTERM: %v\n%s", s.name, err, s.stderr)
+		}
+	case <-deadline.C:
+		_ = s.cmd.Process.Kill()
+		t.Errorf("%s did not stop on SIGTERM", s.name)
+	}
+}
+
+// runCLI runs a leaguectl command to its end.
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, bin(t), args...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("leaguectl %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), errb.String(), code
+}
+
+type standings struct {
+	protocol.LeagueCompleted
+	Seed uint64 `json:"seed"`
+}
+
+func decode(t *testing.T, s string) standings {
+	t.Helper()
+	var r standings
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, s)
+	}
+	return r
+}
+
+// league starts a manager, referees and players as processes and plays a
+// league with start --wait.
+func league(t *testing.T, seed uint64, players, referees, maxConcurrent int, strategies []string) standings {
+	t.Helper()
+	is := is.New(t)
+	s := fmt.Sprint(seed)
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--seed", s)
+	for i := 1; i <= referees; i++ {
+		id := fmt.Sprintf("REF%02d", i)
+		startServer(t, id, "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", id,
+			"--max-concurrent-matches", fmt.Sprint(maxConcurrent), "--seed", s)
+	}
+	for i := 1; i <= players; i++ {
+		id := fmt.Sprintf("P%02d", i)
+		startServer(t, id, "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id,
+			"--name", "Player "+id[1:], "--strategy", strategies[(i-1)%len(strategies)], "--seed", s)
+	}
+	out, errs, code := runCLI(t, "start", "--manager", mgr.endpoint, "--min-players", fmt.Sprint(players),
+		"--wait", "--output", "json")
+	is.Equal(code, 0) // start --wait
+	if code != 0 {
+		t.Fatalf("start: %s\nmanager:\n%s", errs, mgr.stderr)
+	}
+	return decode(t, out)
+}
+
+// TestLeagueAcrossProcesses: manager, referee and four players as real
+// processes; the standings are those simulate gives for the same seed.
+func TestLeagueAcrossProcesses(t *testing.T) {
+	is := is.New(t)
+	got := league(t, 42, 4, 1, 10, []string{"random"})
+	out, _, code := runCLI(t, "simulate", "--players", "4", "--seed", "42", "--output", "json")
+	is.Equal(code, 0)
+	want := decode(t, out)
+	is.Equal(got.TotalRounds, 3)
+	is.Equal(got.TotalMatches, 6)
+	is.Equal(got.Seed, uint64(42))                    // the operator sees the seed
+	is.Equal(got.FinalStandings, want.FinalStandings) // the same league as in one process
+	is.Equal(got.Champion, want.Champion)
+}
+
+// TestTwoRefereesOddPlayers: two referees of one slot each and seven
+// players with byes and every strategy.
+func TestTwoRefereesOddPlayers(t *testing.T) {
+	is := is.New(t)
+	strategies := []string{"random", "adaptive", "winstay", "cycle", "even", "odd"}
+	got := league(t, 7, 7, 2, 1, strategies)
+	out, _, code := runCLI(t, "simulate", "--players", "7", "--referees", "2", "--max-concurrent-matches", "1",
+		"--seed", "7", "--strategy", strings.Join(strategies, ","), "--output", "json")
+	is.Equal(code, 0)
+	want := decode(t, out)
+	is.Equal(got.TotalRounds, 7)   // odd: N rounds with a bye each
+	is.Equal(got.TotalMatches, 21) // N(N-1)/2
+	for _, r := range got.FinalStandings {
+		is.Equal(r.Played, 6) // N-1 each
+	}
+	is.Equal(got.FinalStandings, want.FinalStandings)
+}
+
+// TestScript runs scripts/local-league.sh, the README's one-script league.
+func TestScript(t *testing.T) {
+	is := is.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, "bash", "../scripts/local-league.sh", "--output", "json")
+	c.Env = append(os.Environ(), "LEAGUECTL_BIN="+bin(t), "PLAYERS=5", "SEED=3")
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	if err := c.Run(); err != nil {
+		t.Fatalf("script: %v\n%s", err, errb.String())
+	}
+	got := decode(t, out.String())
+	sim, _, code := runCLI(t, "simulate", "--players", "5", "--seed", "3", "--output", "json")
+	is.Equal(code, 0)
+	is.Equal(got.FinalStandings, decode(t, sim).FinalStandings)
+}
+
+// TestExitCodes: the CLI's codes against real servers (error-codes.md §3).
+func TestExitCodes(t *testing.T) {
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--admin-token", "right")
+	p := startServer(t, "P01", "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", "P01")
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"ping a player", []string{"ping", p.endpoint}, 0},
+		{"ping nobody", []string{"ping", "http://127.0.0.1:1/mcp"}, 2},
+		{"start against nobody", []string{"start", "--manager", "http://127.0.0.1:1/mcp"}, 2},
+		{"wrong admin token", []string{"start", "--manager", mgr.endpoint, "--admin-token", "wrong"}, 3},
+		{"query as a stranger", []string{"query", "standings", "--manager", mgr.endpoint, "--as", "P09", "--token", "x"}, 3},
+		{"query with the admin token", []string{"query", "standings", "--manager", mgr.endpoint, "--admin-token", "right"}, 0},
+		{"query without the admin token", []string{"query", "standings", "--manager", mgr.endpoint}, 3},
+		{"a player without a manager", []string{"serve-player", "--port", "0"}, 1},
+		{"a port in use", []string{"serve-manager", "--port", portOf(mgr.endpoint)}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			is := is.New(t)
+			_, stderr, code := runCLI(t, c.args...)
+			is.Equal(code, c.code) // exit code
+			if c.code != 0 {
+				is.Equal(strings.Count(stderr, "\n"), 1) // one line
+			}
+		})
+	}
+}
+
+func portOf(endpoint string) string {
+	s := strings.TrimSuffix(endpoint, "/mcp")
+	return s[strings.LastIndex(s, ":")+1:]
+}
