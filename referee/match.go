@@ -22,6 +22,10 @@ const (
 	stateChoosing  = "CHOOSING"
 	stateReporting = "REPORTING"
 	stateDone      = "DONE"
+	// stateAbandoned: the referee stopped (Run's context ended) before the
+	// match was decided; it reports nothing and blames nobody, and the
+	// manager hands the match to another referee.
+	stateAbandoned = "ABANDONED"
 )
 
 // side is one player of a match.
@@ -83,9 +87,17 @@ func (r *Referee) play(ctx context.Context, m *match) {
 	log := r.log.With(slog.String("match_id", m.id), slog.String("conversation_id", m.conversation))
 	r.setState(m, stateInviting)
 	both(func() { r.invite(ctx, m, &m.a, &m.b) }, func() { r.invite(ctx, m, &m.b, &m.a) })
+	if ctx.Err() != nil {
+		r.abandon(ctx, m)
+		return
+	}
 	if m.a.fail == nil && m.b.fail == nil {
 		r.setState(m, stateChoosing)
 		both(func() { r.askParity(ctx, m, &m.a, &m.b) }, func() { r.askParity(ctx, m, &m.b, &m.a) })
+		if ctx.Err() != nil {
+			r.abandon(ctx, m)
+			return
+		}
 	}
 	result := r.decide(m)
 	for _, s := range []*side{&m.a, &m.b} {
@@ -103,6 +115,18 @@ func (r *Referee) play(ctx context.Context, m *match) {
 	r.mu.Unlock()
 	both(func() { r.notifyEnd(ctx, m, &m.a, &m.b, result) }, func() { r.notifyEnd(ctx, m, &m.b, &m.a, result) })
 	r.report(ctx, m)
+}
+
+// abandon gives up a match because the referee is stopping: the calls of
+// the phase failed because of that, not because of the players, so nobody
+// gets a technical loss and nothing is reported (a report could not be
+// sent anyway).
+func (r *Referee) abandon(ctx context.Context, m *match) {
+	r.mu.Lock()
+	m.state = stateAbandoned
+	r.active--
+	r.mu.Unlock()
+	r.log.LogAttrs(ctx, slog.LevelWarn, "match abandoned: the referee is stopping", slog.String("match_id", m.id))
 }
 
 // both runs f and g at once and waits for both.
@@ -179,11 +203,10 @@ func callFailure(err error, expected protocol.MessageType) *failure {
 			if c := protocol.CodeOf(e.Err); c != "" {
 				code = c
 			}
-		case transport.KindRemote:
-			if c := e.LeagueCode(); c != "" {
-				code = c
-			}
 		}
+		// A JSON-RPC error from the player (KindRemote) is a refusal to
+		// answer: E006. Its code is the player's own numbering, information
+		// only (DESIGN §4), and stays in the reason.
 	} else if errors.Is(err, context.DeadlineExceeded) {
 		code = protocol.ErrTimeout
 	}

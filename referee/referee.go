@@ -76,8 +76,10 @@ type Referee struct {
 	matches  map[string]*match
 	active   int
 	done     chan struct{}
-	started  time.Time
-	inflight sync.WaitGroup
+	// registered is closed once the referee has its id and token.
+	registered chan struct{}
+	started    time.Time
+	inflight   sync.WaitGroup
 }
 
 // New returns a Referee that calls others through caller.
@@ -99,11 +101,12 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Referee {
 	}
 	return &Referee{
 		opts: opts, caller: caller, log: logger, clock: opts.Clock,
-		leagueID: opts.LeagueID,
-		state:    StateRegistering,
-		matches:  map[string]*match{},
-		done:     make(chan struct{}),
-		started:  opts.Clock(),
+		leagueID:   opts.LeagueID,
+		state:      StateRegistering,
+		matches:    map[string]*match{},
+		done:       make(chan struct{}),
+		registered: make(chan struct{}),
+		started:    opts.Clock(),
 	}
 }
 
@@ -131,10 +134,22 @@ func (r *Referee) Done() <-chan struct{} { return r.done }
 // then referees the matches it is given until the league ends or ctx does.
 // It returns when every match it started has finished.
 func (r *Referee) Run(ctx context.Context) error {
+	// life ends when Run returns, after the matches in flight: a
+	// START_MATCH waiting for the registration then gives up.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	r.mu.Lock()
 	r.life = ctx
 	r.mu.Unlock()
 	defer r.inflight.Wait()
+	// Once Run returns nobody waits for a match any more: START_MATCH is
+	// refused from here on, so that no match starts after (or while) the
+	// wait for those in flight, which is what Run promises.
+	defer func() {
+		r.mu.Lock()
+		r.life = nil
+		r.mu.Unlock()
+	}()
 	_, err := backoff.Retry(ctx, func() (struct{}, error) {
 		err := r.Register(ctx)
 		if err != nil && !transport.IsRetryable(err) {
@@ -199,6 +214,11 @@ func (r *Referee) Register(ctx context.Context) error {
 	if resp.LeagueID != "" {
 		r.leagueID = resp.LeagueID
 	}
+	select {
+	case <-r.registered:
+	default:
+		close(r.registered)
+	}
 	r.mu.Unlock()
 	r.log.LogAttrs(ctx, slog.LevelInfo, "registered", slog.String("referee_id", resp.RefereeID))
 	return nil
@@ -255,6 +275,9 @@ func (r *Referee) checkManager(env *protocol.Envelope) error {
 }
 
 func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any, error) {
+	if err := r.awaitRegistration(ctx); err != nil {
+		return nil, err
+	}
 	if err := r.checkManager(req.Env); err != nil {
 		return nil, err
 	}
@@ -302,6 +325,27 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 		MatchID:  sm.MatchID,
 		Status:   protocol.StatusAccepted,
 	}, nil
+}
+
+// awaitRegistration waits until the referee is registered. The manager may
+// hand out a match as soon as it has answered the registration, before
+// that answer has been read here; a match started then would carry no
+// token and no assigned id, and its report would be refused.
+func (r *Referee) awaitRegistration(ctx context.Context) error {
+	r.mu.Lock()
+	life := r.life
+	r.mu.Unlock()
+	if life == nil || life.Err() != nil {
+		return protocol.Errorf(protocol.ErrServiceUnavailable, "referee is not running")
+	}
+	select {
+	case <-r.registered:
+		return nil
+	case <-life.Done():
+		return protocol.Errorf(protocol.ErrServiceUnavailable, "referee is not running")
+	case <-ctx.Done():
+		return protocol.Errorf(protocol.ErrServiceUnavailable, "referee is not registered yet")
+	}
 }
 
 func (r *Referee) onLeagueCompleted(ctx context.Context, req *transport.Request) (any, error) {

@@ -1,0 +1,493 @@
+package referee_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/referee"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
+)
+
+func TestRegistration(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, baseOptions(), newFakeManager(), "")
+		is.Equal(h.ref.ID(), requestedID) // before registration the id asked for
+		h.startRegistered()
+
+		req := recv(t, h.mgr.regs, "REFEREE_REGISTER_REQUEST")
+		is.Equal(req.Envelope, protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeRefereeRegisterRequest,
+			Sender: "referee:" + requestedID, Timestamp: epochText, ConversationID: "conv-register-" + requestedID,
+			LeagueID: optsLeague}) // registration envelope, without a token
+		is.Equal(*req.RefereeMeta, protocol.RefereeMeta{DisplayName: "Test Referee", Version: referee.Version,
+			GameTypes: []string{"even_odd"}, ContactEndpoint: h.refEP, MaxConcurrentMatches: 2}) // referee_meta
+
+		is.Equal(h.ref.ID(), assignedID) // the assigned id is kept
+		var status map[string]any
+		is.NoErr(h.client.Call(context.Background(), h.refEP, protocol.MethodGetRegistrationStatus, nil, &status))
+		is.Equal(status, map[string]any{"role": "referee", "referee_id": assignedID, "state": referee.StateRegistered,
+			"registered": true, "manager": h.mgrEP}) // registration status
+
+		// The id and token are those on later messages.
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		ack, err := h.send(h.startMatchMsg("R1M1", p1, p2))
+		is.NoErr(err)
+		is.Equal(*ack, protocol.StartMatchAck{Envelope: refEnvelope(protocol.TypeStartMatchAck, "conv-r1m1"),
+			MatchID: "R1M1", Status: protocol.StatusAccepted}) // START_MATCH_ACK with the assigned id and token
+		h.report()
+		is.Equal(len(h.mgr.regs), 0) // one registration only
+	})
+}
+
+func TestRegistrationRejected(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		mgr := newFakeManager()
+		mgr.register = func(req *protocol.RefereeRegisterRequest) (any, error) {
+			reason := "league is full"
+			return &protocol.RefereeRegisterResponse{
+				Envelope: mgrEnvelope(protocol.TypeRefereeRegisterResponse, req.ConversationID, ""),
+				Status:   protocol.StatusRejected, Reason: &reason}, nil
+		}
+		h := newHarness(t, n, baseOptions(), mgr, "")
+
+		err := h.ref.Register(context.Background())
+		is.Equal(protocol.CodeOf(err), protocol.ErrAuthenticationFailed)                           // REJECTED is an error
+		is.Equal(err.Error(), "E003 AUTHENTICATION_FAILED: registration rejected: league is full") // with the reason
+		is.Equal(h.ref.ID(), requestedID)                                                          // nothing stored
+
+		// Run gives up at once: a rejection is not retried.
+		h.start()
+		err = h.waitRun()
+		is.Equal(protocol.CodeOf(err), protocol.ErrAuthenticationFailed) // Run's error
+		is.Equal(len(mgr.regs), 2)                                       // one attempt by Register, one by Run
+		var status map[string]any
+		is.NoErr(h.client.Call(context.Background(), h.refEP, protocol.MethodGetRegistrationStatus, nil, &status))
+		is.Equal(status["state"], referee.StateFailed) // registration failed
+		is.Equal(status["registered"], false)
+	})
+}
+
+func TestRunGivesUpOnNonRetryableError(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		mgr := newFakeManager()
+		mgr.register = func(*protocol.RefereeRegisterRequest) (any, error) {
+			return nil, protocol.Errorf(protocol.ErrDuplicateRegistration, "REF01 is registered already")
+		}
+		h := newHarness(t, n, baseOptions(), mgr, "")
+		h.start()
+		err := h.waitRun()
+		e, ok := errors.AsType[*transport.Error](err)
+		is.True(ok)                                                      // a failed call
+		is.Equal(e.LeagueCode(), protocol.ErrDuplicateRegistration)      // the manager's E017
+		is.Equal(len(mgr.regs), 1)                                       // exactly one attempt
+		is.True(strings.HasPrefix(err.Error(), "referee registration:")) // Run says what failed
+	})
+}
+
+func TestRunRetriesUntilManagerIsReachable(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ep, listen := lateEndpoint(t, n, "late-manager")
+		mgr := newFakeManager()
+		h := newHarness(t, n, baseOptions(), nil, ep)
+		h.mgr = mgr
+		h.start()
+		for range 3 {
+			h.logs.wait(t, "registration failed, retrying")
+		}
+		is.Equal(len(mgr.regs), 0) // nothing reached the manager yet
+		listen(mgr.mux)
+		h.logs.wait(t, "registered")
+		req := recv(t, mgr.regs, "REFEREE_REGISTER_REQUEST")
+		is.Equal(req.Sender, "referee:"+requestedID)
+		is.Equal(h.ref.ID(), assignedID) // registered in the end
+		is.Equal(len(mgr.regs), 0)       // one successful attempt
+	})
+}
+
+func TestStartMatchRefusals(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, baseOptions(), newFakeManager(), "")
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+
+		// Before Run: not running.
+		_, err := h.send(h.startMatchMsg("R1M1", p1, p2))
+		e := rpcError(t, err)
+		is.Equal(e.LeagueCode(), protocol.ErrServiceUnavailable) // refused before Run
+		is.Equal(e.Code, -32016)
+
+		h.startRegistered()
+
+		// Missing endpoints: E002.
+		for _, drop := range []func(*protocol.StartMatch){
+			func(sm *protocol.StartMatch) { sm.PlayerAEndpoint = "" },
+			func(sm *protocol.StartMatch) { sm.PlayerBEndpoint = "" },
+		} {
+			sm := h.startMatchMsg("R1M1", p1, p2)
+			drop(sm)
+			_, err := h.send(sm)
+			e := rpcError(t, err)
+			is.Equal(e.LeagueCode(), protocol.ErrInvalidMessageFormat) // endpoints are required
+			is.Equal(e.Code, -32002)
+		}
+
+		// A token other than the referee's own: E012.
+		sm := h.startMatchMsg("R1M1", p1, p2)
+		sm.AuthToken = "tok-somebody-else"
+		_, err = h.send(sm)
+		e = rpcError(t, err)
+		is.Equal(e.LeagueCode(), protocol.ErrAuthTokenInvalid) // wrong token
+		is.Equal(e.Code, -32001)
+
+		is.Equal(len(p1.invites), 0) // nothing was started
+		is.Equal(len(p2.invites), 0)
+		st, err := h.matchState("R1M1")
+		is.Equal(protocol.CodeOf(err), protocol.ErrMatchNotFound) // the refused match is unknown
+		is.Equal(st.MatchID, "")
+
+		// No token at all (managers of other implementations): accepted.
+		sm = h.startMatchMsg("R1M1", p1, p2)
+		sm.AuthToken = ""
+		ack, err := h.send(sm)
+		is.NoErr(err)
+		is.Equal(ack.Status, protocol.StatusAccepted) // absent token accepted
+		rep := h.report()
+		is.Equal(rep.MatchID, "R1M1")
+	})
+}
+
+// gatedPlayer joins only once gate is closed.
+func gatedPlayer(id, choice string, gate <-chan struct{}) *fakePlayer {
+	p := newFakePlayer(id, choice)
+	p.join = func(ctx context.Context, inv *protocol.GameInvitation) (any, error) {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		yes := true
+		return &protocol.GameJoinAck{Envelope: p.env(protocol.TypeGameJoinAck, inv.ConversationID),
+			MatchID: inv.MatchID, PlayerID: p.id, Accept: &yes}, nil
+	}
+	return p
+}
+
+func TestStartMatchCapacityAndRepeats(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		opts := baseOptions()
+		opts.MaxConcurrent = 1
+		h := newHarness(t, n, opts, newFakeManager(), "")
+		gate := make(chan struct{})
+		p1 := h.serve(gatedPlayer("P01", "even", gate))
+		p2 := h.serve(gatedPlayer("P02", "odd", gate))
+		p3, p4 := h.serve(newFakePlayer("P03", "even")), h.serve(newFakePlayer("P04", "odd"))
+		h.startRegistered()
+
+		h.startMatch("R1M1", p1, p2)
+		recv(t, p1.invites, "invitation of P01")
+		recv(t, p2.invites, "invitation of P02")
+
+		// At capacity: E016 with its JSON-RPC code.
+		_, err := h.send(h.startMatchMsg("R1M2", p3, p4))
+		e := rpcError(t, err)
+		is.Equal(e.LeagueCode(), protocol.ErrServiceUnavailable) // at capacity
+		is.Equal(e.Code, -32016)
+		is.Equal(e.Message, "SERVICE_UNAVAILABLE: referee is at capacity (1 matches)")
+		is.Equal(string(e.Data), `{"error_code":"E016","error_description":"SERVICE_UNAVAILABLE","retryable":true,"context":{"max_concurrent_matches":1}}`)
+
+		// A repeated START_MATCH for the running match starts nothing.
+		h.startMatch("R1M1", p1, p2)
+		st, err := h.matchState("R1M1")
+		is.NoErr(err)
+		is.Equal(st.State, "INVITING") // still the first play
+
+		close(gate)
+		rep := h.report()
+		is.Equal(rep.MatchID, "R1M1")
+
+		// Once the match is decided the slot is free again.
+		h.startMatch("R1M2", p3, p4)
+		rep = h.report()
+		is.Equal(rep.MatchID, "R1M2")
+
+		is.True(errors.Is(h.stopAndWait(), context.Canceled)) // Run ends with its context
+		is.Equal(len(p1.invites), 0)                          // one invitation per player: nothing played twice
+		is.Equal(len(p2.invites), 0)
+		is.Equal(len(p1.calls), 1)
+		is.Equal(len(h.mgr.reports), 0) // one report per match
+		is.Equal(len(p3.invites), 1)
+	})
+}
+
+func TestStartMatchAfterFinishReportsAgain(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, baseOptions(), newFakeManager(), "")
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		h.startRegistered()
+
+		h.startMatch("R1M1", p1, p2)
+		first := h.report()
+		h.waitState("R1M1", "DONE")
+
+		h.startMatch("R1M1", p1, p2)
+		again := h.report()
+		is.Equal(again.MatchID, "R1M1")
+		is.Equal(again.Result, first.Result) // the same result
+		is.Equal(again.Envelope, first.Envelope)
+
+		is.True(errors.Is(h.stopAndWait(), context.Canceled)) // Run ends with its context
+		is.Equal(len(p1.invites), 1)                          // the match was not played again
+		is.Equal(len(p2.invites), 1)
+		is.Equal(len(h.mgr.reports), 0) // exactly two reports
+	})
+}
+
+func TestReportRetry(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		mgr := newFakeManager()
+		mgr.reportErr = func(n int) error {
+			if n <= 2 {
+				return protocol.Errorf(protocol.ErrInternal, "store busy")
+			}
+			return nil
+		}
+		h := newHarness(t, n, baseOptions(), mgr, "")
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		h.startRegistered()
+		h.startMatch("R1M1", p1, p2)
+
+		r1, r2, r3 := h.report(), h.report(), h.report()
+		is.Equal(r2, r1) // the same report each time
+		is.Equal(r3, r1)
+		h.waitState("R1M1", "DONE")
+		is.True(errors.Is(h.stopAndWait(), context.Canceled)) // Run ends with its context
+		is.Equal(len(mgr.reports), 0)                         // exactly 3 reports
+		is.Equal(int(mgr.nReport.Load()), 3)                  // exactly 3 attempts
+		st, err := h.matchState("R1M1")
+		is.NoErr(err)
+		is.Equal(st.State, "DONE")
+	})
+}
+
+func TestReportNotRetryable(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		mgr := newFakeManager()
+		mgr.reportErr = func(int) error { return protocol.Errorf(protocol.ErrMatchNotFound, "no such match") }
+		h := newHarness(t, n, baseOptions(), mgr, "")
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		h.startRegistered()
+		h.startMatch("R1M1", p1, p2)
+		h.report()
+		h.waitState("R1M1", "DONE")
+		is.True(errors.Is(h.stopAndWait(), context.Canceled)) // Run ends with its context
+		is.Equal(len(mgr.reports), 0)                         // exactly one report
+		is.Equal(int(mgr.nReport.Load()), 1)                  // no retry of E007
+	})
+}
+
+func TestMatchStateAndLeagueCompleted(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, baseOptions(), newFakeManager(), "")
+		drawn := expectedDrawn(testSeed, "R1M1")
+		p1 := h.serve(newFakePlayer("P01", parityOf(drawn)))
+		p2 := h.serve(newFakePlayer("P02", other(parityOf(drawn))))
+		p3, p4 := h.serve(newFakePlayer("P03", "even")), h.serve(newFakePlayer("P04", "even"))
+		h.startRegistered()
+
+		h.startMatch("R1M1", p1, p2)
+		rep := h.report()
+		h.waitState("R1M1", "DONE")
+		h.startMatch("R1M2", p3, p4)
+		h.report()
+		h.waitState("R1M2", "DONE")
+
+		st, err := h.matchState("R1M1")
+		is.NoErr(err)
+		is.Equal(st, referee.MatchState{MatchID: "R1M1", RoundID: 1, PlayerA: "P01", PlayerB: "P02", State: "DONE",
+			Result: rep.Result}) // one match
+
+		var all struct {
+			Matches []referee.MatchState `json:"matches"`
+			Active  int                  `json:"active"`
+		}
+		is.NoErr(h.client.Call(context.Background(), h.refEP, protocol.MethodGetMatchState, nil, &all))
+		is.Equal(len(all.Matches), 2) // every match, by id
+		is.Equal(all.Matches[0].MatchID, "R1M1")
+		is.Equal(all.Matches[1].MatchID, "R1M2")
+		is.Equal(all.Matches[1].State, "DONE")
+		is.Equal(all.Active, 0)
+
+		_, err = h.matchState("R9M9")
+		is.Equal(protocol.CodeOf(err), protocol.ErrMatchNotFound) // unknown match
+
+		// LEAGUE_COMPLETED ends Run with nil and closes Done.
+		select {
+		case <-h.ref.Done():
+			t.Fatal("Done closed before LEAGUE_COMPLETED")
+		default:
+		}
+		lc := &protocol.LeagueCompleted{Envelope: mgrEnvelope(protocol.TypeLeagueCompleted, "conv-league-end", refToken),
+			TotalRounds: 1, TotalMatches: 2, Champion: &protocol.Champion{PlayerID: "P01", DisplayName: "Player 01", Points: 3},
+			FinalStandings: []protocol.StandingRow{{Rank: 1, PlayerID: "P01", Played: 1, Wins: 1, Points: 3}}}
+		var ack protocol.Ack
+		is.NoErr(h.client.Call(context.Background(), h.refEP, protocol.MethodNotifyLeagueComplete, lc, &ack))
+		is.Equal(ack, protocol.Ack{Envelope: refEnvelope(protocol.TypeLeagueCompleted, "conv-league-end"), Status: "ACK"})
+		recv(t, h.ref.Done(), "close of Done")
+		err = h.waitRun()
+		is.NoErr(err) // Run returns nil after LEAGUE_COMPLETED
+
+		// A second LEAGUE_COMPLETED is acknowledged too.
+		is.NoErr(h.client.Call(context.Background(), h.refEP, protocol.MethodNotifyLeagueComplete, lc, &ack))
+
+		// After Run has returned, no match starts: nobody would wait for it.
+		_, err = h.send(h.startMatchMsg("R2M1", p1, p2))
+		is.Equal(rpcError(t, err).LeagueCode(), protocol.ErrServiceUnavailable) // not running any more
+		is.Equal(len(p1.invites), 1)
+	})
+}
+
+func TestLeagueCompletedWrongToken(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, baseOptions(), newFakeManager(), "")
+		h.startRegistered()
+		lc := &protocol.LeagueCompleted{Envelope: mgrEnvelope(protocol.TypeLeagueCompleted, "conv-league-end", "tok-stranger"),
+			Champion: &protocol.Champion{PlayerID: "P01"}, FinalStandings: []protocol.StandingRow{}}
+		err := h.client.Call(context.Background(), h.refEP, protocol.MethodNotifyLeagueComplete, lc, nil)
+		is.Equal(rpcError(t, err).LeagueCode(), protocol.ErrAuthTokenInvalid) // a stranger cannot end the league
+		select {
+		case <-h.ref.Done():
+			t.Fatal("Done closed by a stranger")
+		default:
+		}
+	})
+}
+
+func TestStopMidMatchAbandonsIt(t *testing.T) {
+	for _, phase := range []string{"invitation", "parity"} {
+		t.Run(phase, func(t *testing.T) {
+			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+				is := is.New(t)
+				opts := baseOptions()
+				opts.JoinTimeout, opts.ChoiceTimeout = waitLimit, waitLimit
+				h := newHarness(t, n, opts, newFakeManager(), "")
+				p1, p2 := newFakePlayer("P01", "even"), newFakePlayer("P02", "odd")
+				if phase == "invitation" {
+					blockJoin(p1)
+					blockJoin(p2)
+				} else {
+					blockChoose(p1)
+					blockChoose(p2)
+				}
+				h.serve(p1)
+				h.serve(p2)
+				h.startRegistered()
+				h.startMatch("R1M1", p1, p2)
+				if phase == "invitation" {
+					recv(t, p1.invites, "invitation")
+					recv(t, p2.invites, "invitation")
+				} else {
+					recv(t, p1.calls, "parity call")
+					recv(t, p2.calls, "parity call")
+				}
+
+				is.True(errors.Is(h.stopAndWait(), context.Canceled)) // Run ends with its context
+				is.Equal(h.logs.seen("match abandoned: the referee is stopping"), 1)
+				is.Equal(h.logs.seen("technical loss"), 0) // the players are not blamed for the referee's stop
+				is.Equal(len(p1.gameErrs), 0)              // nobody is told of an error
+				is.Equal(len(p2.gameErrs), 0)
+				is.Equal(len(h.mgr.reports), 0) // nothing is reported: another referee will play it
+				st, err := h.matchState("R1M1")
+				is.NoErr(err)
+				is.Equal(st.State, "ABANDONED")
+				is.Equal(st.Result, nil)
+			})
+		})
+	}
+}
+
+// The manager may send START_MATCH as soon as it has answered the
+// registration, before the referee has read that answer: the match must
+// wait for the registration, so that every message of it carries the
+// assigned id and the token (a report without them is refused).
+func TestStartMatchWaitsForRegistration(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		mgr := newFakeManager()
+		answer := make(chan struct{})
+		mgr.register = func(req *protocol.RefereeRegisterRequest) (any, error) {
+			<-answer
+			return &protocol.RefereeRegisterResponse{
+				Envelope:  mgrEnvelope(protocol.TypeRefereeRegisterResponse, req.ConversationID, refToken),
+				Status:    protocol.StatusAccepted,
+				RefereeID: assignedID,
+			}, nil
+		}
+		h := newHarness(t, n, baseOptions(), mgr, "")
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		h.start()
+		recv(t, mgr.regs, "REFEREE_REGISTER_REQUEST") // the registration is under way
+
+		acks := make(chan error, 1)
+		go func() {
+			_, err := h.send(h.startMatchMsg("R1M1", p1, p2))
+			acks <- err
+		}()
+		// Nothing may happen before the registration is through. (This
+		// waits for something that must not come, so it needs a bound.)
+		select {
+		case err := <-acks:
+			t.Fatalf("START_MATCH answered before the registration: %v", err)
+		case inv := <-p1.invites:
+			t.Fatalf("invitation sent before the registration, as %s", inv.Sender)
+		case <-time.After(50 * time.Millisecond):
+		}
+		close(answer)
+		is.NoErr(recv(t, acks, "START_MATCH_ACK")) // accepted once registered
+		rep := h.report()
+		is.Equal(rep.Envelope, refEnvelope(protocol.TypeMatchResultReport, "conv-r1m1")) // report with the assigned id and token
+		is.Equal(recv(t, p1.invites, "invitation").Envelope, refEnvelope(protocol.TypeGameInvitation, "conv-r1m1"))
+	})
+}
+
+// A START_MATCH waiting for a registration that fails for good is refused.
+func TestStartMatchWaitingWhenRegistrationFails(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		mgr := newFakeManager()
+		answer := make(chan struct{})
+		mgr.register = func(*protocol.RefereeRegisterRequest) (any, error) {
+			<-answer
+			return nil, protocol.Errorf(protocol.ErrDuplicateRegistration, "REF01 is registered already")
+		}
+		h := newHarness(t, n, baseOptions(), mgr, "")
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		h.start()
+		recv(t, mgr.regs, "REFEREE_REGISTER_REQUEST")
+		acks := make(chan error, 1)
+		go func() {
+			_, err := h.send(h.startMatchMsg("R1M1", p1, p2))
+			acks <- err
+		}()
+		close(answer)
+		err := recv(t, acks, "answer to START_MATCH")
+		is.Equal(rpcError(t, err).LeagueCode(), protocol.ErrServiceUnavailable) // not running
+		is.True(h.waitRun() != nil)                                             // registration failed
+		is.Equal(len(p1.invites), 0)
+	})
+}
