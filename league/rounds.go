@@ -242,14 +242,19 @@ func (m *Manager) startMatch(ctx context.Context, ref *agent, mt *match) error {
 	m.mu.Unlock()
 	seed := rng.Derive(m.opts.Seed, "match", mt.MatchID)
 	sm := &protocol.StartMatch{
-		Envelope:              m.envelope(protocol.TypeStartMatch, m.conversation(mt), m.tokenFor(ref)),
-		MatchID:               mt.MatchID,
-		RoundID:               mt.Round,
-		GameType:              protocol.GameEvenOdd,
-		PlayerAID:             mt.A,
-		PlayerBID:             mt.B,
-		PlayerAEndpoint:       a.endpoint,
-		PlayerBEndpoint:       b.endpoint,
+		Envelope:        m.envelope(protocol.TypeStartMatch, m.conversation(mt), m.tokenFor(ref)),
+		MatchID:         mt.MatchID,
+		RoundID:         mt.Round,
+		GameType:        protocol.GameEvenOdd,
+		PlayerAID:       mt.A,
+		PlayerBID:       mt.B,
+		PlayerAEndpoint: a.endpoint,
+		PlayerBEndpoint: b.endpoint,
+		// Dialect-b reads the players under these names.
+		AltPlayerAID:          mt.A,
+		AltPlayerBID:          mt.B,
+		AltPlayerAEndpoint:    a.endpoint,
+		AltPlayerBEndpoint:    b.endpoint,
 		LeagueManagerEndpoint: m.opts.Endpoint,
 		MatchSeed:             &seed,
 	}

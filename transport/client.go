@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,28 @@ type Client struct {
 	rt             RoundTripper
 	defaultTimeout time.Duration
 	ids            atomic.Uint64
+	dialects       sync.Map // endpoint → dialect that answered
+}
+
+// dialect is a way of calling the league methods of one endpoint.
+type dialect int
+
+const (
+	// plainMethods calls a method by its name: ours, and dialect-a.
+	plainMethods dialect = iota
+	// mcpTools calls tools/call with the same name.
+	mcpTools
+	// mcpToolsB calls tools/call with dialect-b's tool names.
+	mcpToolsB
+)
+
+// dialectBNames are the tool names of dialect-b where they differ from
+// ours (interop capture dialect-b.jsonl).
+var dialectBNames = map[string]string{
+	"handle_game_invitation": "receive_game_invitation",
+	"notify_match_result":    "receive_game_over",
+	"update_standings":       "notify_standings",
+	"START_MATCH":            "start_match",
 }
 
 // NewClient returns a Client over rt. defaultTimeout bounds calls whose
@@ -39,6 +62,11 @@ func NewClient(rt RoundTripper, defaultTimeout time.Duration) *Client {
 // reply. params may be any value that encodes as a JSON object, or an
 // already encoded protocol.RawJSON (encode once, send to many). A failure
 // is an *Error; its LeagueCode classifies it.
+//
+// An endpoint that does not know a method by its name (-32601) is asked
+// again through MCP tools/call, with the same name and then with
+// dialect-b's name for it; the way that worked is used for that endpoint
+// from then on. Our own agents answer the first way, at no extra cost.
 func (c *Client) Call(ctx context.Context, endpoint, method string, params, reply any) error {
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
@@ -46,9 +74,64 @@ func (c *Client) Call(ctx context.Context, endpoint, method string, params, repl
 	if err != nil {
 		return err
 	}
+	d := plainMethods
+	if v, ok := c.dialects.Load(endpoint); ok && method != protocol.MethodToolsCall {
+		d = v.(dialect)
+	}
+	first := d
+	for {
+		err = c.callAs(ctx, endpoint, method, d, p, reply)
+		// A tools/call is already in the form every dialect takes.
+		if !isMethodNotFound(err) || p.Kind() != '{' || method == protocol.MethodToolsCall {
+			break
+		}
+		next, ok := nextDialect(d, method)
+		if !ok {
+			break
+		}
+		d = next
+	}
+	if err == nil && d != first {
+		c.dialects.Store(endpoint, d)
+	}
+	return err
+}
+
+func isMethodNotFound(err error) bool {
+	e, ok := errors.AsType[*Error](err)
+	return ok && e.Kind == KindRemote && e.RPC.Code == protocol.CodeMethodNotFound
+}
+
+// nextDialect is the way to try after d failed for method.
+func nextDialect(d dialect, method string) (dialect, bool) {
+	switch d {
+	case plainMethods:
+		return mcpTools, true
+	case mcpTools:
+		_, renamed := dialectBNames[method]
+		return mcpToolsB, renamed
+	}
+	return 0, false
+}
+
+// callAs makes one call in dialect d.
+func (c *Client) callAs(ctx context.Context, endpoint, method string, d dialect, p jsontext.Value, reply any) error {
+	wire := method
+	switch d {
+	case mcpTools, mcpToolsB:
+		name := method
+		if b, ok := dialectBNames[method]; ok && d == mcpToolsB {
+			name = b
+		}
+		wrapped, err := EncodeParams(protocol.ToolCall{Name: name, Arguments: p})
+		if err != nil {
+			return err
+		}
+		p, wire = wrapped, protocol.MethodToolsCall
+	}
 	var idBuf [20]byte
 	id := strconv.AppendUint(idBuf[:0], c.ids.Add(1), 10)
-	body := protocol.AppendRequest(make([]byte, 0, len(p)+len(method)+48), id, method, p)
+	body := protocol.AppendRequest(make([]byte, 0, len(p)+len(wire)+48), id, wire, p)
 	raw, err := c.rt.RoundTrip(ctx, endpoint, body)
 	if err != nil {
 		return withMethod(classify(ctx, endpoint, err), method)

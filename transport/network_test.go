@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -442,5 +443,48 @@ func TestRequestSeenByHandler(t *testing.T) {
 		is.Equal(r.Peer.Network, nw.Name)
 		is.Equal(*r.Msg.(*protocol.GameOver).GameResult.WinnerPlayerID, "P02")
 		is.True(bytes.Contains(r.Params, []byte(`"drawn_number":7`)))
+	})
+}
+
+// countingServer counts the bodies it serves and passes them on.
+type countingServer struct {
+	next  transport.MessageServer
+	calls atomic.Int64
+}
+
+func (c *countingServer) ServeMessage(ctx context.Context, body []byte, p transport.Peer) []byte {
+	c.calls.Add(1)
+	return c.next.ServeMessage(ctx, body, p)
+}
+
+// TestDialectNegotiation: an endpoint that serves only tools/call with
+// dialect-b's names is found on the first call (three tries) and called
+// the right way at once after that; our own endpoints take one try.
+func TestDialectNegotiation(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		b := transport.NewMux(nil)
+		onlyB := transport.HandlerFunc(func(ctx context.Context, r *transport.Request) (any, error) {
+			if !r.MCP || r.Method != "receive_game_invitation" {
+				return nil, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found")
+			}
+			return map[string]string{"status": "ACK"}, nil
+		})
+		b.Handle(string(protocol.TypeGameInvitation), onlyB)
+		foreign := &countingServer{next: b}
+		ours := &countingServer{next: newTestMux()}
+		fep, oep := n.Serve(t, "foreign", foreign), n.Serve(t, "ours", ours)
+		c := n.Client(time.Second)
+		inv := map[string]any{"protocol": "league.v2", "sender": "referee:REF01", "round_id": 1, "match_id": "R1M1", "opponent_id": "P02"}
+		var ack protocol.GameJoinAck
+		is.NoErr(c.Call(context.Background(), fep, protocol.MethodHandleGameInvitation, inv, &ack))
+		is.True(ack.Accepted())
+		is.Equal(foreign.calls.Load(), int64(3)) // by name, tools/call by name, tools/call by dialect-b's name
+		is.NoErr(c.Call(context.Background(), fep, protocol.MethodHandleGameInvitation, inv, &ack))
+		is.Equal(foreign.calls.Load(), int64(4)) // remembered
+		is.NoErr(c.Call(context.Background(), oep, protocol.MethodHandleGameInvitation, inv, &ack))
+		is.Equal(ours.calls.Load(), int64(1)) // ours at once
+		err := c.Call(context.Background(), oep, "no_such_method", map[string]any{}, nil)
+		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidEndpoint) // a missing method is still reported
 	})
 }

@@ -52,6 +52,9 @@ func (b *Bus) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]by
 		return nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint,
 			Err: errors.New("not a mem://name endpoint")}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // as over HTTP, nothing is sent for a call already over
+	}
 	b.mu.RLock()
 	l := b.listeners[name]
 	b.mu.RUnlock()

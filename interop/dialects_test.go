@@ -1,0 +1,311 @@
+// Package interop plays leagues in which agents of another implementation
+// (dialect-b of ../testdata/interop: MCP tools/call only, its own tool
+// names, replies as MCP text) take part beside ours.
+package interop
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/player"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/referee"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
+)
+
+// toolServer is a dialect-b agent: it knows only tools/call, by the tool
+// names of dialect-b, and answers with MCP text content.
+type toolServer struct {
+	tools map[string]func(ctx context.Context, args jsontext.Value) (any, error)
+	calls atomic.Int64
+}
+
+func (s *toolServer) ServeMessage(ctx context.Context, body []byte, _ transport.Peer) []byte {
+	s.calls.Add(1)
+	items, _ := protocol.DecodeRequests(body)
+	in := items[0]
+	if in.Err != nil {
+		return protocol.AppendError(nil, in.ID, in.Err)
+	}
+	notFound := protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found")
+	if in.Method != protocol.MethodToolsCall {
+		return protocol.AppendError(nil, in.ID, notFound)
+	}
+	tc, err := protocol.DecodeToolCall(in.Params)
+	if err != nil {
+		return protocol.AppendError(nil, in.ID, protocol.NewRPCError(protocol.CodeInvalidParams, err.Error()))
+	}
+	tool := s.tools[tc.Name]
+	if tool == nil {
+		return protocol.AppendError(nil, in.ID, notFound)
+	}
+	out, err := tool(ctx, tc.Arguments)
+	if err != nil {
+		return protocol.AppendError(nil, in.ID, protocol.ToRPCError(err))
+	}
+	b, _ := json.Marshal(out)
+	return protocol.AppendResult(nil, in.ID, protocol.WrapMCP(b))
+}
+
+var ack = map[string]string{"status": "ACK"}
+
+// dialectBPlayer always chooses choice, and answers as the capture does:
+// {"status": "ACK"} to an invitation, a choice without player_id or
+// conversation_id.
+func dialectBPlayer(id, choice string, completed chan<- string) *toolServer {
+	var once sync.Once
+	s := &toolServer{}
+	s.tools = map[string]func(context.Context, jsontext.Value) (any, error){
+		"receive_game_invitation": func(context.Context, jsontext.Value) (any, error) { return ack, nil },
+		"choose_parity": func(_ context.Context, args jsontext.Value) (any, error) {
+			var call protocol.ChooseParityCall
+			if err := json.Unmarshal(args, &call); err != nil {
+				return nil, err
+			}
+			return map[string]string{"protocol": protocol.Version, "message_type": "CHOOSE_PARITY_RESPONSE",
+				"sender": "player:" + id, "timestamp": "2026-11-21T05:30:20Z", "match_id": call.MatchID, "parity_choice": choice}, nil
+		},
+		"receive_game_over":      func(context.Context, jsontext.Value) (any, error) { return ack, nil },
+		"notify_round":           func(context.Context, jsontext.Value) (any, error) { return ack, nil },
+		"notify_standings":       func(context.Context, jsontext.Value) (any, error) { return ack, nil },
+		"notify_round_completed": func(context.Context, jsontext.Value) (any, error) { return ack, nil },
+		"notify_league_completed": func(context.Context, jsontext.Value) (any, error) {
+			once.Do(func() { completed <- id })
+			return ack, nil
+		},
+	}
+	return s
+}
+
+// dialectBReferee plays each match inside its start_match call and
+// answers only when the match is over, as the dialect-b capture does; it
+// reports the result (winner and score only) in between.
+type dialectBReferee struct {
+	*toolServer
+	id, token, manager string
+	caller             transport.Caller
+	draws              atomic.Int64
+	matches            atomic.Int64
+}
+
+func newDialectBReferee(caller transport.Caller, manager string) *dialectBReferee {
+	r := &dialectBReferee{toolServer: &toolServer{}, caller: caller, manager: manager}
+	r.tools = map[string]func(context.Context, jsontext.Value) (any, error){
+		"start_match":             r.startMatch,
+		"notify_league_completed": func(context.Context, jsontext.Value) (any, error) { return ack, nil },
+	}
+	return r
+}
+
+func (r *dialectBReferee) tool(ctx context.Context, endpoint, name string, args, reply any) error {
+	return r.caller.Call(ctx, endpoint, protocol.MethodToolsCall, protocol.ToolCall{Name: name, Arguments: mustJSON(args)}, reply)
+}
+
+func (r *dialectBReferee) startMatch(ctx context.Context, args jsontext.Value) (any, error) {
+	var m struct {
+		MatchID   string `json:"match_id"`
+		RoundID   int    `json:"round_id"`
+		A         string `json:"player_A_id"`
+		B         string `json:"player_B_id"`
+		EndpointA string `json:"player_A_endpoint"`
+		EndpointB string `json:"player_B_endpoint"`
+	}
+	if err := json.Unmarshal(args, &m); err != nil {
+		return nil, err
+	}
+	choices := map[string]string{}
+	for _, p := range []struct{ id, ep, opp string }{{m.A, m.EndpointA, m.B}, {m.B, m.EndpointB, m.A}} {
+		inv := map[string]any{"protocol": protocol.Version, "message_type": "GAME_INVITATION", "sender": "referee:" + r.id,
+			"auth_token": r.token, "round_id": m.RoundID, "match_id": m.MatchID, "game_type": "even_odd",
+			"role_in_match": "PLAYER_A", "opponent_id": p.opp}
+		if err := r.tool(ctx, p.ep, "receive_game_invitation", inv, nil); err != nil {
+			return nil, err
+		}
+		var resp protocol.ChooseParityResponse
+		call := map[string]any{"protocol": protocol.Version, "message_type": "CHOOSE_PARITY_CALL", "sender": "referee:" + r.id,
+			"auth_token": r.token, "match_id": m.MatchID, "player_id": p.id, "game_type": "even_odd"}
+		if err := r.tool(ctx, p.ep, "choose_parity", call, &resp); err != nil {
+			return nil, err
+		}
+		choices[p.id] = resp.ParityChoice
+	}
+	n := int(r.draws.Add(1)%10) + 1 // 2, 3, …: not random, but the manager cannot tell
+	parity := protocol.Odd
+	if n%2 == 0 {
+		parity = protocol.Even
+	}
+	var winner *string
+	score := map[string]int{m.A: 1, m.B: 1}
+	switch {
+	case choices[m.A] == parity && choices[m.B] != parity:
+		winner, score = &m.A, map[string]int{m.A: 3, m.B: 0}
+	case choices[m.B] == parity && choices[m.A] != parity:
+		winner, score = &m.B, map[string]int{m.A: 0, m.B: 3}
+	}
+	for _, ep := range []string{m.EndpointA, m.EndpointB} {
+		over := map[string]any{"protocol": protocol.Version, "message_type": "GAME_OVER", "sender": "referee:" + r.id,
+			"auth_token": r.token, "match_id": m.MatchID, "game_type": "even_odd",
+			"game_result": map[string]any{"status": "WIN", "winner_player_id": winner, "drawn_number": n,
+				"number_parity": parity, "choices": choices}}
+		if winner == nil {
+			over["game_result"].(map[string]any)["status"] = "DRAW"
+		}
+		if err := r.tool(ctx, ep, "receive_game_over", over, nil); err != nil {
+			return nil, err
+		}
+	}
+	report := map[string]any{"protocol": protocol.Version, "message_type": "MATCH_RESULT_REPORT", "sender": "referee:" + r.id,
+		"auth_token": r.token, "timestamp": "2026-11-21T05:30:20Z", "round_id": m.RoundID, "match_id": m.MatchID,
+		"game_type": "even_odd", "result": map[string]any{"winner": winner, "score": score}}
+	if err := r.tool(ctx, r.manager, "report_match_result", report, nil); err != nil {
+		return nil, err
+	}
+	r.matches.Add(1)
+	return map[string]string{"status": "STARTED", "match_id": m.MatchID}, nil
+}
+
+func mustJSON(v any) jsontext.Value {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// registerDialectB registers a dialect-b agent as dialect-b does: tools/call
+// with only the meta, no envelope.
+func registerDialectB(t *testing.T, c transport.Caller, manager, tool string, meta map[string]any) (id, token string) {
+	t.Helper()
+	var resp struct {
+		Status    string `json:"status"`
+		PlayerID  string `json:"player_id"`
+		RefereeID string `json:"referee_id"`
+		AuthToken string `json:"auth_token"`
+	}
+	key := "player_meta"
+	if tool == "register_referee" {
+		key = "referee_meta"
+	}
+	if err := c.Call(context.Background(), manager, protocol.MethodToolsCall,
+		protocol.ToolCall{Name: tool, Arguments: mustJSON(map[string]any{key: meta})}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != protocol.StatusAccepted {
+		t.Fatalf("%s: %+v", tool, resp)
+	}
+	return resp.PlayerID + resp.RefereeID, resp.AuthToken
+}
+
+// TestMixedDialectsLeague: our manager and referee, two of our players and
+// two dialect-b players; then the same with a dialect-b referee that
+// answers START_MATCH only when the match is over. Every match is played
+// and counted once, and the dialect-b players' replies are understood.
+func TestMixedDialectsLeague(t *testing.T) {
+	for _, foreignReferee := range []bool{false, true} {
+		t.Run(fmt.Sprintf("dialect-b referee %v", foreignReferee), func(t *testing.T) {
+			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+				is := is.New(t)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				defer n.CloseIdle()
+				client := n.Client(5 * time.Second)
+				logger := slog.New(slog.DiscardHandler)
+
+				mgrSrv := &late{}
+				mgrEP := n.Serve(t, "manager", mgrSrv)
+				mgr := league.New(league.Options{LeagueID: "mixed", Seed: 9, Endpoint: mgrEP, MinPlayers: 4, MinReferees: 1,
+					CallTimeout: 5 * time.Second, MatchTimeout: 20 * time.Second}, client, logger)
+				mgrSrv.set(mgr.Handler())
+				result := make(chan error, 1)
+				go func() { _, err := mgr.Run(ctx); result <- err }()
+
+				var foreign *dialectBReferee
+				if foreignReferee {
+					foreign = newDialectBReferee(client, mgrEP)
+					ep := n.Serve(t, "referee-b", foreign)
+					foreign.id, foreign.token = registerDialectB(t, client, mgrEP, "register_referee", map[string]any{
+						"display_name": "Referee-B", "version": "2.1.0", "game_types": []string{"even_odd"},
+						"contact_endpoint": ep, "max_concurrent_matches": 1})
+				} else {
+					refSrv := &late{}
+					ep := n.Serve(t, "referee", refSrv)
+					ref := referee.New(referee.Options{RequestedID: "REF01", MaxConcurrent: 2, Seed: 9, ManagerEndpoint: mgrEP,
+						Endpoint: ep, JoinTimeout: 5 * time.Second, ChoiceTimeout: 5 * time.Second, CallTimeout: 5 * time.Second},
+						client, logger)
+					refSrv.set(ref.Handler())
+					go func() { _ = ref.Run(ctx) }()
+				}
+				completed := make(chan string, 4)
+				var ours []*player.Player
+				for i, choice := range []string{protocol.Even, protocol.Odd} {
+					id := fmt.Sprintf("B%d", i+1)
+					ep := n.Serve(t, "player-"+id, dialectBPlayer(id, choice, completed))
+					got, _ := registerDialectB(t, client, mgrEP, "register_player", map[string]any{
+						"protocol_version": "2.1.0", "display_name": "Player-" + id, "game_types": []string{"even_odd"},
+						"contact_endpoint": ep, "strategy": choice})
+					is.Equal(got, fmt.Sprintf("P%02d", i+1)) // the manager picks the ids
+				}
+				for i := 3; i <= 4; i++ {
+					srv := &late{}
+					ep := n.Serve(t, fmt.Sprintf("player-%d", i), srv)
+					p := player.New(player.Options{RequestedID: fmt.Sprintf("P%02d", i), Seed: 9, ManagerEndpoint: mgrEP,
+						Endpoint: ep, CallTimeout: 5 * time.Second}, client, logger)
+					srv.set(p.Handler())
+					ours = append(ours, p)
+					go func() { _ = p.Run(ctx) }()
+				}
+				select {
+				case err := <-result:
+					is.NoErr(err)
+				case <-ctx.Done():
+					t.Fatal("the league did not finish")
+				}
+				lc := mgr.Result()
+				is.Equal(lc.TotalMatches, 6)
+				total := 0
+				for _, r := range lc.FinalStandings {
+					is.Equal(r.Played, 3)          // every player played every other
+					is.Equal(r.TechnicalLosses, 0) // nobody was misunderstood
+					total += r.Wins*2 + r.Draws
+				}
+				is.Equal(total, 12) // each match counted once: 2 points of W/L or D/D per match
+				for _, p := range ours {
+					<-p.Done()
+					is.Equal(p.State().Stats.Played, 3) // our players saw every GAME_OVER
+				}
+				for range 2 {
+					<-completed // dialect-b players were told the league ended
+				}
+				if foreignReferee {
+					is.Equal(foreign.matches.Load(), int64(6)) // the foreign referee played them all
+				}
+			})
+		})
+	}
+}
+
+// late is an endpoint whose agent is made once the endpoint is known.
+type late struct {
+	mu  sync.Mutex
+	mux *transport.Mux
+}
+
+func (l *late) set(m *transport.Mux) { l.mu.Lock(); l.mux = m; l.mu.Unlock() }
+
+func (l *late) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
+	l.mu.Lock()
+	m := l.mux
+	l.mu.Unlock()
+	return m.ServeMessage(ctx, body, peer)
+}
