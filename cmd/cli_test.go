@@ -189,3 +189,44 @@ func TestConfigFromEnvAndFile(t *testing.T) {
 		is.Equal(row.Points, 2*row.Wins+row.Draws) // scoring.win from the environment
 	}
 }
+
+// TestLogs: at debug level every stderr line is a JSON object with the
+// fields of implementation-guide §5.10, the messages carry their type and
+// conversation, and no token is ever written.
+func TestLogs(t *testing.T) {
+	for _, tr := range []string{"mem", "http"} {
+		t.Run(tr, func(t *testing.T) {
+			is := is.New(t)
+			stdout, stderr, code := run(t, "simulate", "--players", "4", "--seed", "5", "--transport", tr,
+				"--log-level", "debug", "--output", "json")
+			is.Equal(code, 0)
+			is.True(decodeSimulate(t, stdout).TotalMatches == 6)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			is.True(len(lines) > 50) // a league says a lot at debug level
+			types := map[string]bool{}
+			for _, l := range lines {
+				var e map[string]any
+				if err := json.Unmarshal([]byte(l), &e); err != nil {
+					t.Fatalf("not a JSON line: %s", l)
+				}
+				for _, k := range []string{"timestamp", "level", "message", "agent_id"} {
+					if _, ok := e[k]; !ok {
+						t.Fatalf("no %s in %s", k, l)
+					}
+				}
+				ts, _ := e["timestamp"].(string)
+				is.True(strings.HasSuffix(ts, "Z")) // UTC
+				if mt, ok := e["message_type"].(string); ok && mt != "" {
+					types[mt] = true
+					_, hasConv := e["conversation_id"]
+					is.True(hasConv) // a message's log line names its conversation
+				}
+				is.True(!strings.Contains(l, "tok_")) // no token in any log line
+			}
+			for _, mt := range []string{"GAME_INVITATION", "CHOOSE_PARITY_CALL", "GAME_OVER", "MATCH_RESULT_REPORT",
+				"START_MATCH", "ROUND_ANNOUNCEMENT", "LEAGUE_STANDINGS_UPDATE", "ROUND_COMPLETED", "LEAGUE_COMPLETED"} {
+				is.True(types[mt]) // every kind of message is logged
+			}
+		})
+	}
+}
