@@ -179,34 +179,36 @@ type Listener struct {
 	active   inflight
 }
 
-// inflight counts the requests being served, so that a graceful stop waits
-// for them and not for connections that never carried a request: net/http
-// counts a connection that a client dialed but did not use yet as active
-// for 5 s, which would hold every shutdown for that long.
+// inflight tracks the connections that are serving a request, so that a
+// graceful stop waits for them and not for connections that never carried
+// one: net/http counts a connection a client dialed but did not use yet as
+// active for 5 s, which would hold every shutdown for that long. It uses
+// the server's own connection states, so a request counts until its
+// response is written, not merely until its handler returns.
 type inflight struct {
 	mu       sync.Mutex
-	n        int
+	active   map[net.Conn]struct{}
 	draining bool
-	idle     chan struct{} // closed once draining and n == 0
+	idle     chan struct{} // closed once draining and nothing is active
 }
 
-func (f *inflight) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		f.n++
-		f.mu.Unlock()
-		defer func() {
-			f.mu.Lock()
-			f.n--
-			f.signalLocked()
-			f.mu.Unlock()
-		}()
-		h.ServeHTTP(w, r)
-	})
+func (f *inflight) connState(c net.Conn, s http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch s {
+	case http.StateActive:
+		if f.active == nil {
+			f.active = map[net.Conn]struct{}{}
+		}
+		f.active[c] = struct{}{}
+	case http.StateIdle, http.StateClosed, http.StateHijacked:
+		delete(f.active, c)
+		f.signalLocked()
+	}
 }
 
-// drain starts draining and returns a channel closed when no request is
-// in flight.
+// drain starts draining and returns a channel closed when no connection
+// is serving a request.
 func (f *inflight) drain() <-chan struct{} {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -219,7 +221,7 @@ func (f *inflight) drain() <-chan struct{} {
 }
 
 func (f *inflight) signalLocked() {
-	if f.draining && f.n == 0 {
+	if f.draining && len(f.active) == 0 {
 		select {
 		case <-f.idle:
 		default:
@@ -241,7 +243,8 @@ func Serve(addr string, srv transport.MessageServer, cfg ServerConfig, logger *s
 // ServeOn serves srv on an already bound listener.
 func ServeOn(ln net.Listener, srv transport.MessageServer, cfg ServerConfig, logger *slog.Logger) *Listener {
 	l := &Listener{endpoint: EndpointFor(ln.Addr()), done: make(chan struct{})}
-	l.srv = NewServer(ln.Addr().String(), l.active.wrap(NewHandler(srv, cfg)), cfg, logger)
+	l.srv = NewServer(ln.Addr().String(), NewHandler(srv, cfg), cfg, logger)
+	l.srv.ConnState = l.active.connState
 	go func() {
 		defer close(l.done)
 		_ = l.srv.Serve(ln) // ErrServerClosed, or a listener error that Shutdown/Close reports again
