@@ -3,12 +3,14 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/leaguectl/leaguectl/config"
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
@@ -122,27 +124,10 @@ URL is the first line of stdout.`,
 		Example: `  leaguectl serve-referee --port 8001 --manager http://127.0.0.1:8000/mcp --id REF01`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cfg, err := ro.loadConfig(c)
-			if err != nil {
-				return err
-			}
-			if err := o.server.validate(); err != nil {
-				return err
-			}
-			if err := checkURL("--manager", o.manager); err != nil {
-				return err
-			}
 			if o.maxConcurrent < 1 {
 				return usagef(fmt.Errorf("--max-concurrent-matches must be at least 1, got %d", o.maxConcurrent))
 			}
-			if err := checkID("--id", o.id); err != nil {
-				return err
-			}
-			seed, err := pickSeed(c, o.seed)
-			if err != nil {
-				return err
-			}
-			logger, err := ro.serverLogger("referee:" + orPending(o.id))
+			cfg, seed, logger, err := ro.agentSetup(c, &o.server, o.manager, o.id, o.seed, "referee")
 			if err != nil {
 				return err
 			}
@@ -185,28 +170,11 @@ is the first line of stdout.`,
 		Example: `  leaguectl serve-player --port 8101 --manager http://127.0.0.1:8000/mcp --id P01 --strategy adaptive`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cfg, err := ro.loadConfig(c)
-			if err != nil {
-				return err
-			}
-			if err := o.server.validate(); err != nil {
-				return err
-			}
-			if err := checkURL("--manager", o.manager); err != nil {
-				return err
-			}
-			if err := checkID("--id", o.id); err != nil {
-				return err
-			}
 			strategy, err := player.StrategyByName(o.strategy)
 			if err != nil {
 				return usagef(err)
 			}
-			seed, err := pickSeed(c, o.seed)
-			if err != nil {
-				return err
-			}
-			logger, err := ro.serverLogger("player:" + orPending(o.id))
+			cfg, seed, logger, err := ro.agentSetup(c, &o.server, o.manager, o.id, o.seed, "player")
 			if err != nil {
 				return err
 			}
@@ -227,6 +195,30 @@ is the first line of stdout.`,
 	seedFlag(c, &o.seed)
 	_ = c.MarkFlagRequired("manager")
 	return c
+}
+
+// agentSetup is what serve-referee and serve-player check and prepare
+// before they serve: the config, the server flags, the manager URL, the id,
+// the seed and the logger of role:id.
+func (ro *rootOptions) agentSetup(c *cobra.Command, server *serverFlags, manager, id string, seed uint64, role string) (config.Config, uint64, *slog.Logger, error) {
+	cfg, err := ro.loadConfig(c)
+	if err != nil {
+		return cfg, 0, nil, err
+	}
+	if err := server.validate(); err != nil {
+		return cfg, 0, nil, err
+	}
+	if err := checkURL("--manager", manager); err != nil {
+		return cfg, 0, nil, err
+	}
+	if err := checkID("--id", id); err != nil {
+		return cfg, 0, nil, err
+	}
+	if seed, err = pickSeed(c, seed); err != nil {
+		return cfg, 0, nil, err
+	}
+	logger, err := ro.serverLogger(role + ":" + orPending(id))
+	return cfg, seed, logger, err
 }
 
 func orPending(id string) string {

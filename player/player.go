@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
-
 	"github.com/leaguectl/leaguectl/internal/rng"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -168,17 +166,10 @@ func (p *Player) Done() <-chan struct{} { return p.done }
 // Run registers, retrying with backoff while the manager cannot be reached,
 // then waits for the end of the league or of ctx.
 func (p *Player) Run(ctx context.Context) error {
-	_, err := backoff.Retry(ctx, func() (struct{}, error) {
-		err := p.Register(ctx)
-		if err != nil && !transport.IsRetryable(err) {
-			return struct{}{}, backoff.Permanent(err)
-		}
-		if err != nil {
-			p.log.LogAttrs(ctx, slog.LevelInfo, "registration failed, retrying",
-				slog.String("error", err.Error()))
-		}
-		return struct{}{}, err
-	}, backoff.WithBackOff(p.opts.Retry.BackOff()), backoff.WithMaxElapsedTime(p.opts.Retry.MaxElapsed))
+	err := p.opts.Retry.Forever().Do(ctx, p.Register, func(err error, next time.Duration) {
+		p.log.LogAttrs(ctx, slog.LevelInfo, "registration failed, retrying",
+			slog.String("error", err.Error()), slog.Duration("retry_in", next))
+	})
 	if err != nil {
 		p.mu.Lock()
 		p.lastErr = err.Error()
@@ -223,15 +214,8 @@ func (p *Player) Register(ctx context.Context) error {
 	if err := p.caller.Call(ctx, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp); err != nil {
 		return err
 	}
-	if resp.Status != protocol.StatusAccepted {
-		reason := "no reason given"
-		if resp.Reason != nil {
-			reason = *resp.Reason
-		}
-		return &protocol.Error{Code: protocol.ErrAuthenticationFailed, Detail: "registration rejected: " + reason}
-	}
-	if resp.PlayerID == "" || resp.AuthToken == "" {
-		return &protocol.Error{Code: protocol.ErrInvalidMessageFormat, Detail: "registration accepted without a player_id or auth_token"}
+	if err := protocol.CheckRegistration(resp.Status, resp.Reason, resp.PlayerID, resp.AuthToken); err != nil {
+		return err
 	}
 	p.mu.Lock()
 	p.id, p.token = resp.PlayerID, resp.AuthToken

@@ -109,6 +109,23 @@ func (m *LeagueRegisterResponse) check(v *validator) {
 	v.registrationStatus(m.Status, "player_id", m.PlayerID)
 }
 
+// CheckRegistration reads a registration response: accepted with an id and
+// a token, or the reason why not (E003, REJECTED; E002, an acceptance
+// without an id or a token).
+func CheckRegistration(status string, reason *string, id, token string) error {
+	if status != StatusAccepted {
+		why := "no reason given"
+		if reason != nil {
+			why = *reason
+		}
+		return &Error{Code: ErrAuthenticationFailed, Detail: "registration rejected: " + why}
+	}
+	if id == "" || token == "" {
+		return &Error{Code: ErrInvalidMessageFormat, Detail: "registration accepted without an id or an auth_token"}
+	}
+	return nil
+}
+
 // MatchRef is one match of a ROUND_ANNOUNCEMENT.
 type MatchRef struct {
 	MatchID         string `json:"match_id"`

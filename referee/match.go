@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
-
 	"github.com/leaguectl/leaguectl/internal/rng"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -355,16 +353,14 @@ func (r *Referee) report(ctx context.Context, m *match) {
 		GameType: protocol.GameEvenOdd,
 		Result:   res,
 	}
-	_, err := backoff.Retry(ctx, func() (struct{}, error) {
-		cctx, cancel := context.WithTimeout(ctx, r.callTimeout())
+	retry := r.opts.Retry.Forever()
+	retry.MaxElapsed = 0
+	err := retry.Do(ctx, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, r.callTimeout())
 		defer cancel()
 		var ack protocol.MatchResultReportAck
-		err := r.caller.Call(cctx, r.opts.ManagerEndpoint, protocol.MethodReportMatchResult, rep, &ack)
-		if err != nil && !transport.IsRetryable(err) {
-			return struct{}{}, backoff.Permanent(err)
-		}
-		return struct{}{}, err
-	}, backoff.WithBackOff(r.opts.Retry.BackOff()), backoff.WithMaxElapsedTime(0))
+		return r.caller.Call(ctx, r.opts.ManagerEndpoint, protocol.MethodReportMatchResult, rep, &ack)
+	}, nil)
 	if err != nil {
 		r.log.LogAttrs(ctx, slog.LevelError, "result not reported", slog.String("match_id", m.id), slog.String("error", err.Error()))
 	}

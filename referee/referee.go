@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
-
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 )
@@ -150,16 +148,10 @@ func (r *Referee) Run(ctx context.Context) error {
 		r.life = nil
 		r.mu.Unlock()
 	}()
-	_, err := backoff.Retry(ctx, func() (struct{}, error) {
-		err := r.Register(ctx)
-		if err != nil && !transport.IsRetryable(err) {
-			return struct{}{}, backoff.Permanent(err)
-		}
-		if err != nil {
-			r.log.LogAttrs(ctx, slog.LevelInfo, "registration failed, retrying", slog.String("error", err.Error()))
-		}
-		return struct{}{}, err
-	}, backoff.WithBackOff(r.opts.Retry.BackOff()), backoff.WithMaxElapsedTime(r.opts.Retry.MaxElapsed))
+	err := r.opts.Retry.Forever().Do(ctx, r.Register, func(err error, next time.Duration) {
+		r.log.LogAttrs(ctx, slog.LevelInfo, "registration failed, retrying",
+			slog.String("error", err.Error()), slog.Duration("retry_in", next))
+	})
 	if err != nil {
 		r.mu.Lock()
 		r.state, r.lastErr = StateFailed, err.Error()
@@ -199,15 +191,8 @@ func (r *Referee) Register(ctx context.Context) error {
 	if err := r.caller.Call(ctx, r.opts.ManagerEndpoint, protocol.MethodRegisterReferee, req, &resp); err != nil {
 		return err
 	}
-	if resp.Status != protocol.StatusAccepted {
-		reason := "no reason given"
-		if resp.Reason != nil {
-			reason = *resp.Reason
-		}
-		return &protocol.Error{Code: protocol.ErrAuthenticationFailed, Detail: "registration rejected: " + reason}
-	}
-	if resp.RefereeID == "" || resp.AuthToken == "" {
-		return &protocol.Error{Code: protocol.ErrInvalidMessageFormat, Detail: "registration accepted without a referee_id or auth_token"}
+	if err := protocol.CheckRegistration(resp.Status, resp.Reason, resp.RefereeID, resp.AuthToken); err != nil {
+		return err
 	}
 	r.mu.Lock()
 	r.id, r.token, r.state = resp.RefereeID, resp.AuthToken, StateRegistered

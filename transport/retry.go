@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -40,4 +41,35 @@ func (r Retry) BackOff() backoff.BackOff {
 		b.MaxInterval = b.InitialInterval
 	}
 	return b
+}
+
+// Forever is the policy without a limit on retries: for what must happen
+// eventually, such as a registration while the manager is not up yet, or
+// a result the manager has not acknowledged.
+func (r Retry) Forever() Retry {
+	r.MaxRetries = -1
+	return r
+}
+
+// Do runs op, and again after each retryable failure (IsRetryable) with
+// the policy's delays, until it succeeds, fails for good, MaxRetries
+// retries have failed (a negative MaxRetries sets no limit), MaxElapsed
+// has passed, or ctx ends. onRetry, when set, is told of every failure
+// that will be retried and of the delay before the next try.
+func (r Retry) Do(ctx context.Context, op func(ctx context.Context) error, onRetry func(err error, next time.Duration)) error {
+	opts := []backoff.RetryOption{backoff.WithBackOff(r.BackOff()), backoff.WithMaxElapsedTime(r.MaxElapsed)}
+	if r.MaxRetries >= 0 {
+		opts = append(opts, backoff.WithMaxTries(uint(r.MaxRetries)+1))
+	}
+	if onRetry != nil {
+		opts = append(opts, backoff.WithNotify(onRetry))
+	}
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		err := op(ctx)
+		if err != nil && !IsRetryable(err) {
+			return struct{}{}, backoff.Permanent(err)
+		}
+		return struct{}{}, err
+	}, opts...)
+	return err
 }
