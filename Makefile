@@ -1,7 +1,7 @@
 # leaguectl: build, test, benchmark, fuzz and lint.
 GO       ?= go
 FUZZTIME ?= 30s
-STATICCHECK_VERSION ?= 2026.2.2
+STATICCHECK_VERSION ?= v0.8.2
 
 .PHONY: all build test unit e2e bench fuzz lint fmt-check vet clean
 
