@@ -33,5 +33,7 @@ func addConfigFlags(fs *pflag.FlagSet) map[string]string {
 	fs.Int(flag("scoring.win"), d.Scoring.Win, "points for a win")
 	fs.Int(flag("scoring.draw"), d.Scoring.Draw, "points for a draw")
 	fs.Int(flag("scoring.loss"), d.Scoring.Loss, "points for a loss")
+	fs.Float64(flag("limits.rate"), d.Limits.Rate, "requests per second one sender may make to a server (0: no limit)")
+	fs.Int(flag("limits.burst"), d.Limits.Burst, "burst of requests one sender may make to a server")
 	return keys
 }

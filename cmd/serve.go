@@ -97,6 +97,7 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 	// A handler may take as long as a parity answer with its retries, or a
 	// get_league_result wait; the write timeout must outlast both.
 	srvCfg := httprpc.ServerConfig{WriteTimeout: max(httprpc.DefaultWriteTimeout, 2*cfg.Timeouts.Choice+3*cfg.Timeouts.Generic)}
+	agent.mux.SetRateLimit(rateLimitOf(cfg))
 	l := httprpc.ServeOn(ln, agent.mux, srvCfg, logger)
 	if _, err := fmt.Fprintln(stdout, endpoint); err != nil {
 		_ = l.Close()

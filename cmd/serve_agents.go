@@ -15,6 +15,7 @@ import (
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/referee"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
 )
 
 // adminTokenEnv names the environment variable of the admin token: safer
@@ -89,7 +90,7 @@ first line of stdout.`,
 				mo := managerOptions(cfg, seed)
 				mo.Endpoint, mo.MinPlayers, mo.RegistrationWindow = endpoint, o.minPlayers, window
 				mo.AdminToken = adminTokenFrom(o.adminToken)
-				mgr := league.New(mo, newHTTPCaller(cfg), logger)
+				mgr := league.New(mo, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger), logger)
 				return &agentServer{mux: mgr.Handler(), run: func(ctx context.Context) error {
 					_, err := mgr.Run(ctx)
 					return err
@@ -135,7 +136,7 @@ URL is the first line of stdout.`,
 				opts := refereeOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.MaxConcurrent = o.id, o.name, o.maxConcurrent
 				opts.ManagerEndpoint, opts.Endpoint = o.manager, endpoint
-				ref := referee.New(opts, newHTTPCaller(cfg), logger)
+				ref := referee.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger), logger)
 				return &agentServer{mux: ref.Handler(), run: ref.Run}, nil
 			}))
 		},
@@ -182,7 +183,7 @@ is the first line of stdout.`,
 				opts := playerOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.Strategy = o.id, o.name, strategy
 				opts.ManagerEndpoint, opts.Endpoint = o.manager, endpoint
-				p := player.New(opts, newHTTPCaller(cfg), logger)
+				p := player.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger), logger)
 				return &agentServer{mux: p.Handler(), run: p.Run}, nil
 			}))
 		},

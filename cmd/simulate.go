@@ -144,7 +144,7 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 		strategies: strategies, maxConcurrent: o.maxConcurrent, onResult: bar.set,
 	}
 	start := time.Now()
-	lc, err := runLocalLeague(ctx, nw, transport.NewClient(nw, cfg.Timeouts.Generic), spec, logger)
+	lc, err := runLocalLeague(ctx, nw, newAgentClient(nw, cfg, logger), spec, logger)
 	if err != nil {
 		return err
 	}

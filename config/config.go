@@ -27,6 +27,15 @@ type Config struct {
 	Retry    Retry    `mapstructure:"retry"`
 	Breaker  Breaker  `mapstructure:"breaker"`
 	Scoring  Scoring  `mapstructure:"scoring"`
+	Limits   Limits   `mapstructure:"limits"`
+}
+
+// Limits protect a server from a flood: each sender may make Rate
+// requests per second, in bursts of Burst (0: no limit). Only servers of
+// separate processes use them; a league in one process trusts itself.
+type Limits struct {
+	Rate  float64 `mapstructure:"rate"`
+	Burst int     `mapstructure:"burst"`
 }
 
 // Timeouts bound how long the referee waits for each kind of call.
@@ -78,6 +87,9 @@ func Default() Config {
 			FailureThreshold: 5,
 			ResetTimeout:     60 * time.Second,
 		},
+		// Far above what a league needs (a referee reports a few hundred
+		// results a second at most), and far below a flood.
+		Limits:  Limits{Rate: 1000, Burst: 1000},
 		Scoring: Scoring{Win: 3, Draw: 1, Loss: 0},
 	}
 }
@@ -509,6 +521,12 @@ func (c Config) Validate() error {
 		p = append(p, fmt.Sprintf("breaker.failure_threshold must be at least 1, got %d", c.Breaker.FailureThreshold))
 	}
 	positive("breaker.reset_timeout", c.Breaker.ResetTimeout)
+
+	if l := c.Limits; math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) || l.Rate < 0 {
+		p = append(p, fmt.Sprintf("limits.rate must be 0 (no limit) or a positive number, got %v", l.Rate))
+	} else if l.Rate > 0 && l.Burst < 1 {
+		p = append(p, fmt.Sprintf("limits.burst must be at least 1 when limits.rate is set, got %d", l.Burst))
+	}
 
 	s := c.Scoring
 	if s.Win <= s.Loss {

@@ -55,6 +55,7 @@ func TestDefault(t *testing.T) {
 	is.Equal(d.Breaker.FailureThreshold, 5)                // breaker.failure_threshold
 	is.Equal(d.Breaker.ResetTimeout, 60*time.Second)       // breaker.reset_timeout
 	is.Equal(d.Scoring, Scoring{Win: 3, Draw: 1, Loss: 0}) // scoring
+	is.Equal(d.Limits, Limits{Rate: 1000, Burst: 1000})    // limits
 	is.NoErr(d.Validate())                                 // defaults must be valid
 }
 
@@ -64,6 +65,8 @@ func TestKeys(t *testing.T) {
 		"breaker.failure_threshold",
 		"breaker.reset_timeout",
 		"league_id",
+		"limits.burst",
+		"limits.rate",
 		"retry.initial_delay",
 		"retry.max_delay",
 		"retry.max_retries",
@@ -241,6 +244,8 @@ func TestLoadEnvEveryKey(t *testing.T) {
 		"LEAGUECTL_SCORING_WIN":               "5",
 		"LEAGUECTL_SCORING_DRAW":              "2",
 		"LEAGUECTL_SCORING_LOSS":              "-1",
+		"LEAGUECTL_LIMITS_RATE":               "2.5",
+		"LEAGUECTL_LIMITS_BURST":              "7",
 	}
 	cfg, err := Load(LoadOptions{Env: envMap(env)})
 	is.NoErr(err)
@@ -250,6 +255,7 @@ func TestLoadEnvEveryKey(t *testing.T) {
 		Retry:    Retry{MaxRetries: 5, InitialDelay: time.Second, Multiplier: 1.25, MaxDelay: 20 * time.Second},
 		Breaker:  Breaker{FailureThreshold: 2, ResetTimeout: 2 * time.Minute},
 		Scoring:  Scoring{Win: 5, Draw: 2, Loss: -1},
+		Limits:   Limits{Rate: 2.5, Burst: 7},
 	}) // every key can be set from the environment
 }
 
@@ -460,6 +466,9 @@ func TestValidate(t *testing.T) {
 		want   []string
 	}{
 		{"league_id empty", func(c *Config) { c.LeagueID = "" }, []string{"league_id must not be empty"}},
+		{"limits off", func(c *Config) { c.Limits = Limits{} }, nil},
+		{"limits.rate negative", func(c *Config) { c.Limits.Rate = -1 }, []string{"limits.rate must be 0 (no limit) or a positive number, got -1"}},
+		{"limits.burst zero", func(c *Config) { c.Limits.Burst = 0 }, []string{"limits.burst must be at least 1 when limits.rate is set, got 0"}},
 		{"league_id 64 chars ok", func(c *Config) { c.LeagueID = strings.Repeat("a", 64) }, nil},
 		{"league_id 65 chars", func(c *Config) { c.LeagueID = strings.Repeat("a", 65) }, []string{"league_id must be at most 64 characters, got 65"}},
 		{"league_id all allowed chars", func(c *Config) { c.LeagueID = "Az09_-." }, nil},

@@ -173,6 +173,19 @@ var typeTable = map[MessageType]typeInfo{
 	TypeMatchResultReportAck:    {func() Message { return new(MatchResultReportAck) }, fromManager, "", ""},
 }
 
+// SentToAgentInPlay reports whether a message of type t goes from the
+// manager or a referee to an agent taking part in the league (invitations,
+// parity calls, results, broadcasts, START_MATCH), as opposed to a message
+// to the manager (registration, report, query).
+func SentToAgentInPlay(t MessageType) bool {
+	switch t {
+	case TypeGameInvitation, TypeChooseParityCall, TypeGameOver, TypeGameError, TypeStartMatch,
+		TypeRoundAnnouncement, TypeLeagueStandingsUpdate, TypeRoundCompleted, TypeLeagueCompleted:
+		return true
+	}
+	return false
+}
+
 // New returns a new empty message struct for t, or nil for an unknown type.
 func New(t MessageType) Message {
 	if info, ok := typeTable[t]; ok {

@@ -35,9 +35,10 @@ type side struct {
 
 // failure is why a player gets a technical loss.
 type failure struct {
-	code   protocol.Code
-	action string // the answer that was expected
-	reason string
+	code     protocol.Code
+	action   string // the answer that was expected
+	reason   string
+	attempts int // calls made, retries included
 }
 
 type match struct {
@@ -153,7 +154,7 @@ func (r *Referee) invite(ctx context.Context, m *match, s, opp *side) {
 	case err != nil:
 		s.fail = callFailure(err, protocol.TypeGameJoinAck)
 	case !ack.Accepted():
-		s.fail = &failure{protocol.ErrPlayerNotAvailable, string(protocol.TypeGameJoinAck), "declined the invitation"}
+		s.fail = &failure{protocol.ErrPlayerNotAvailable, string(protocol.TypeGameJoinAck), "declined the invitation", 1}
 	default:
 		s.fail = mismatch(m, s, ack.MatchID, ack.ConversationID, ack.PlayerID, protocol.TypeGameJoinAck)
 	}
@@ -183,7 +184,7 @@ func (r *Referee) askParity(ctx context.Context, m *match, s, opp *side) {
 		return
 	}
 	if err := protocol.CheckParity(resp.ParityChoice); err != nil {
-		s.fail = &failure{protocol.ErrInvalidMove, string(protocol.TypeChooseParityResponse), "parity_choice " + err.Error()}
+		s.fail = &failure{protocol.ErrInvalidMove, string(protocol.TypeChooseParityResponse), "parity_choice " + err.Error(), 1}
 		return
 	}
 	s.choice = resp.ParityChoice
@@ -201,6 +202,10 @@ func callFailure(err error, expected protocol.MessageType) *failure {
 			if c := protocol.CodeOf(e.Err); c != "" {
 				code = c
 			}
+		case transport.KindOpen:
+			// The player failed too often of late: its breaker is open and
+			// it is not called at all (error-codes.md §5.2).
+			code = protocol.ErrServiceUnavailable
 		}
 		// A JSON-RPC error from the player (KindRemote) is a refusal to
 		// answer: E006. Its code is the player's own numbering, information
@@ -208,7 +213,11 @@ func callFailure(err error, expected protocol.MessageType) *failure {
 	} else if errors.Is(err, context.DeadlineExceeded) {
 		code = protocol.ErrTimeout
 	}
-	return &failure{code: code, action: string(expected), reason: err.Error()}
+	f := &failure{code: code, action: string(expected), reason: err.Error(), attempts: 1}
+	if e, ok := errors.AsType[*transport.Error](err); ok && e.Attempts > 0 {
+		f.attempts = e.Attempts
+	}
+	return f
 }
 
 // mismatch reports an answer for another match, conversation or player.
@@ -218,13 +227,13 @@ func mismatch(m *match, s *side, matchID, conversation, playerID string, expecte
 	switch {
 	case matchID != "" && matchID != m.id:
 		return &failure{protocol.ErrConversationMismatch, string(expected),
-			fmt.Sprintf("answered for match %q instead of %q", protocol.Clip(matchID), m.id)}
+			fmt.Sprintf("answered for match %q instead of %q", protocol.Clip(matchID), m.id), 1}
 	case conversation != "" && conversation != m.conversation:
 		return &failure{protocol.ErrConversationMismatch, string(expected),
-			fmt.Sprintf("answered in conversation %q instead of %q", protocol.Clip(conversation), m.conversation)}
+			fmt.Sprintf("answered in conversation %q instead of %q", protocol.Clip(conversation), m.conversation), 1}
 	case playerID != "" && playerID != s.id:
 		return &failure{protocol.ErrConversationMismatch, string(expected),
-			fmt.Sprintf("answered as player %q instead of %q", protocol.Clip(playerID), s.id)}
+			fmt.Sprintf("answered as player %q instead of %q", protocol.Clip(playerID), s.id), 1}
 	}
 	return nil
 }
@@ -303,7 +312,7 @@ func (r *Referee) notifyEnd(ctx context.Context, m *match, s, opp *side, res *pr
 			ErrorDescription: s.fail.code.Name(),
 			AffectedPlayer:   s.id,
 			ActionRequired:   s.fail.action,
-			RetryInfo:        &protocol.RetryInfo{RetryCount: 0, MaxRetries: 0},
+			RetryInfo:        &protocol.RetryInfo{RetryCount: max(s.fail.attempts-1, 0), MaxRetries: max(r.opts.Retry.MaxRetries, 0)},
 			Consequence:      "Technical loss awarded to " + s.id,
 			Context:          map[string]any{"reason": s.fail.reason},
 		})

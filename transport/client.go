@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,13 +21,35 @@ import (
 const DefaultCallTimeout = 10 * time.Second
 
 // Client makes JSON-RPC calls over a RoundTripper. It is the one place
-// outgoing calls are encoded and replies decoded.
+// outgoing calls are encoded and replies decoded, and where their policy
+// lives (DESIGN §6): a deadline on every call; within it, retries with
+// backoff of failures that are retryable (a timeout uses up the deadline,
+// so it is never retried: a dead peer costs one timeout per call); and a
+// circuit breaker per endpoint for the calls to agents in play.
 type Client struct {
 	rt             RoundTripper
 	defaultTimeout time.Duration
+	retry          Retry
+	breaker        Breaker
+	logger         *slog.Logger
 	ids            atomic.Uint64
 	dialects       sync.Map // endpoint → dialect that answered
+	breakers       sync.Map // endpoint → *gobreaker.CircuitBreaker[[]byte]
 }
+
+// ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithRetry retries retryable failures with r, within each call's deadline.
+// Without it a Client makes one attempt per call.
+func WithRetry(r Retry) ClientOption { return func(c *Client) { c.retry = r } }
+
+// WithBreaker sets the breaker of every endpoint; a zero Threshold turns
+// breakers off. The default is DefaultBreaker.
+func WithBreaker(b Breaker) ClientOption { return func(c *Client) { c.breaker = b } }
+
+// WithLogger logs the breakers' changes of state.
+func WithLogger(l *slog.Logger) ClientOption { return func(c *Client) { c.logger = l } }
 
 // dialect is a way of calling the league methods of one endpoint.
 type dialect int
@@ -51,11 +74,16 @@ var dialectBNames = map[string]string{
 
 // NewClient returns a Client over rt. defaultTimeout bounds calls whose
 // context has no deadline (0: DefaultCallTimeout).
-func NewClient(rt RoundTripper, defaultTimeout time.Duration) *Client {
+func NewClient(rt RoundTripper, defaultTimeout time.Duration, opts ...ClientOption) *Client {
 	if defaultTimeout <= 0 {
 		defaultTimeout = DefaultCallTimeout
 	}
-	return &Client{rt: rt, defaultTimeout: defaultTimeout}
+	c := &Client{rt: rt, defaultTimeout: defaultTimeout, breaker: DefaultBreaker(), retry: Retry{MaxRetries: 0},
+		logger: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
 
 // Call sends method with params to endpoint and decodes the result into
@@ -74,6 +102,21 @@ func (c *Client) Call(ctx context.Context, endpoint, method string, params, repl
 	if err != nil {
 		return err
 	}
+	attempts := 0
+	err = c.retry.Do(ctx, func(ctx context.Context) error {
+		attempts++
+		return c.callDialects(ctx, endpoint, method, p, reply)
+	}, nil)
+	if e, ok := errors.AsType[*Error](err); ok {
+		e.Attempts = attempts
+	}
+	return err
+}
+
+// callDialects makes one call, in the dialect the endpoint answered to
+// last, or finding it out.
+func (c *Client) callDialects(ctx context.Context, endpoint, method string, p jsontext.Value, reply any) error {
+	var err error
 	d := plainMethods
 	if v, ok := c.dialects.Load(endpoint); ok && method != protocol.MethodToolsCall {
 		d = v.(dialect)
@@ -132,9 +175,9 @@ func (c *Client) callAs(ctx context.Context, endpoint, method string, d dialect,
 	var idBuf [20]byte
 	id := strconv.AppendUint(idBuf[:0], c.ids.Add(1), 10)
 	body := protocol.AppendRequest(make([]byte, 0, len(p)+len(wire)+48), id, wire, p)
-	raw, err := c.rt.RoundTrip(ctx, endpoint, body)
+	raw, err := c.roundTrip(ctx, endpoint, method, body)
 	if err != nil {
-		return withMethod(classify(ctx, endpoint, err), method)
+		return withMethod(err, method)
 	}
 	resp, err := protocol.DecodeResponse(raw)
 	if err != nil {
@@ -165,8 +208,8 @@ func (c *Client) Notify(ctx context.Context, endpoint, method string, params any
 		return err
 	}
 	body := protocol.AppendRequest(nil, nil, method, p)
-	if _, err := c.rt.RoundTrip(ctx, endpoint, body); err != nil {
-		return withMethod(classify(ctx, endpoint, err), method)
+	if _, err := c.roundTrip(ctx, endpoint, method, body); err != nil {
+		return withMethod(err, method)
 	}
 	return nil
 }

@@ -67,7 +67,9 @@ type Error struct {
 	Status int
 	// RPC is the peer's error for KindRemote.
 	RPC *protocol.RPCError
-	Err error
+	// Attempts is how many times the call was tried.
+	Attempts int
+	Err      error
 }
 
 func (e *Error) Error() string {

@@ -27,6 +27,7 @@ type Mux struct {
 	health  func() any
 	logger  *slog.Logger
 	timeout time.Duration
+	limits  *limiters
 }
 
 // DefaultHandlerTimeout bounds a handler when the request's own context
@@ -126,6 +127,11 @@ func (m *Mux) ServeMessage(ctx context.Context, body []byte, peer Peer) []byte {
 
 func (m *Mux) serveOne(ctx context.Context, in *protocol.Incoming, peer Peer) []byte {
 	if in.Err != nil {
+		if m.limits != nil {
+			if err := m.limits.allow(rateKey(nil, peer)); err != nil {
+				return protocol.AppendError(nil, in.ID, protocol.ToRPCError(err))
+			}
+		}
 		m.logRefused(ctx, "", in.Err, peer)
 		return protocol.AppendError(nil, in.ID, in.Err)
 	}
@@ -153,6 +159,11 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer) (j
 		r.Method, r.Params, r.MCP = tc.Name, tc.Arguments, true
 	}
 	h, rerr := m.resolve(r)
+	if m.limits != nil {
+		if err := m.limits.allow(rateKey(r, peer)); err != nil {
+			return nil, protocol.ToRPCError(err)
+		}
+	}
 	if rerr != nil {
 		m.logRefused(ctx, r.Method, rerr, peer)
 		return nil, rerr

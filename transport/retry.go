@@ -64,12 +64,17 @@ func (r Retry) Do(ctx context.Context, op func(ctx context.Context) error, onRet
 	if onRetry != nil {
 		opts = append(opts, backoff.WithNotify(onRetry))
 	}
+	var last error
 	_, err := backoff.Retry(ctx, func() (struct{}, error) {
-		err := op(ctx)
-		if err != nil && !IsRetryable(err) {
-			return struct{}{}, backoff.Permanent(err)
+		last = op(ctx)
+		if last != nil && !IsRetryable(last) {
+			return struct{}{}, backoff.Permanent(last)
 		}
-		return struct{}{}, err
+		return struct{}{}, last
 	}, opts...)
+	if err != nil && ctx.Err() != nil && last != nil {
+		// The deadline ended the retries: the last failure says why.
+		return last
+	}
 	return err
 }

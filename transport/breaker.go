@@ -1,0 +1,77 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// Breaker is the circuit breaker of an endpoint (spec/error-codes.md
+// §5.2): after Threshold consecutive failed calls the endpoint is not
+// called for ResetTimeout (calls fail at once with E016), then one probe
+// call decides whether it closes again.
+type Breaker struct {
+	Threshold    int
+	ResetTimeout time.Duration
+}
+
+// DefaultBreaker is the spec's: 5 failures, 60 s.
+func DefaultBreaker() Breaker { return Breaker{Threshold: 5, ResetTimeout: 60 * time.Second} }
+
+// guarded reports whether calls of method go through the endpoint's
+// breaker: those to agents in play. Calls to the league manager
+// (registration, reports, queries, tools) are few and must eventually get
+// through; a manager that was down is not shunned for a reset timeout once
+// it is back.
+func guarded(method string) bool {
+	t, ok := protocol.MethodType(method)
+	return ok && protocol.SentToAgentInPlay(t)
+}
+
+// roundTrip moves one request, through the endpoint's breaker when the
+// method is guarded. A failure is a call that got no JSON-RPC answer
+// (timeout, unreachable, unusable endpoint, bare HTTP error); an answer,
+// even an error, is a success; a call its caller gave up on counts for
+// nothing.
+func (c *Client) roundTrip(ctx context.Context, endpoint, method string, body []byte) ([]byte, error) {
+	do := func() ([]byte, error) {
+		raw, err := c.rt.RoundTrip(ctx, endpoint, body)
+		if err != nil {
+			return nil, classify(ctx, endpoint, err)
+		}
+		return raw, nil
+	}
+	if c.breaker.Threshold <= 0 || !guarded(method) {
+		return do()
+	}
+	raw, err := c.breakerOf(endpoint).Execute(do)
+	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+		return nil, &Error{Kind: KindOpen, Endpoint: endpoint, Err: errors.New("circuit breaker open: the endpoint failed too often")}
+	}
+	return raw, err
+}
+
+func (c *Client) breakerOf(endpoint string) *gobreaker.CircuitBreaker[[]byte] {
+	if cb, ok := c.breakers.Load(endpoint); ok {
+		return cb.(*gobreaker.CircuitBreaker[[]byte])
+	}
+	threshold := uint32(c.breaker.Threshold)
+	cb := gobreaker.NewCircuitBreaker[[]byte](gobreaker.Settings{
+		Name:        endpoint,
+		MaxRequests: 1,
+		Timeout:     c.breaker.ResetTimeout,
+		ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= threshold },
+		IsExcluded:  func(err error) bool { return errors.Is(err, context.Canceled) },
+		OnStateChange: func(name string, from, to gobreaker.State) {
+			c.logger.LogAttrs(context.Background(), slog.LevelWarn, "circuit breaker "+to.String(),
+				slog.String("endpoint", name), slog.String("from", from.String()))
+		},
+	})
+	actual, _ := c.breakers.LoadOrStore(endpoint, cb)
+	return actual.(*gobreaker.CircuitBreaker[[]byte])
+}

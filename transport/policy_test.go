@@ -1,0 +1,149 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
+)
+
+var invitation = map[string]any{"protocol": "league.v2", "sender": "referee:REF01", "round_id": 1,
+	"match_id": "R1M1", "opponent_id": "P02"}
+
+func kindOf(err error) transport.Kind {
+	if e, ok := errors.AsType[*transport.Error](err); ok {
+		return e.Kind
+	}
+	return 0
+}
+
+func attemptsOf(err error) int {
+	if e, ok := errors.AsType[*transport.Error](err); ok {
+		return e.Attempts
+	}
+	return 0
+}
+
+// TestBreaker: after Threshold failed calls to an endpoint the next one
+// fails at once without reaching it (E016); calls to the manager's methods
+// are not guarded; once the reset timeout has passed one probe is let
+// through and, answered, closes the breaker.
+func TestBreaker(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		var healthy atomic.Bool
+		var served atomic.Int64
+		m := transport.NewMux(nil)
+		m.HandleFunc(string(protocol.TypeGameInvitation), func(ctx context.Context, r *transport.Request) (any, error) {
+			served.Add(1)
+			if !healthy.Load() {
+				<-ctx.Done() // a player that never answers
+				return nil, ctx.Err()
+			}
+			return map[string]any{"accept": true, "match_id": "R1M1", "player_id": "P01"}, nil
+		})
+		m.HandleFunc("register_player", func(context.Context, *transport.Request) (any, error) { return "ok", nil })
+		ep := n.Serve(t, "dead", m)
+		c := transport.NewClient(n, time.Second, transport.WithBreaker(transport.Breaker{Threshold: 3, ResetTimeout: 50 * time.Millisecond}))
+		call := func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+			defer cancel()
+			return c.Call(ctx, ep, protocol.MethodHandleGameInvitation, invitation, nil)
+		}
+		for i := range 3 {
+			is.Equal(kindOf(call()), transport.KindTimeout) // failures before the breaker opens
+			is.Equal(served.Load(), int64(i+1))
+		}
+		err := call()
+		is.Equal(kindOf(err), transport.KindOpen)                                            // open: fails at once
+		is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable)                       // E016, as the spec says
+		is.True(!transport.IsRetryable(err))                                                 // and is not retried
+		is.Equal(served.Load(), int64(3))                                                    // the endpoint was not called
+		err = c.Call(context.Background(), ep, "register_player", map[string]any{}, nil)
+		is.Equal(kindOf(err), transport.KindRemote) // reached it (and was answered): calls to a manager are not guarded
+		healthy.Store(true)
+		deadline := time.Now().Add(5 * time.Second)
+		for kindOf(call()) == transport.KindOpen {
+			if time.Now().After(deadline) {
+				t.Fatal("the breaker never let a probe through")
+			}
+		}
+		is.NoErr(call()) // closed again after the probe
+	})
+}
+
+// TestRetriesWithinDeadline: a retryable failure is retried with backoff
+// until an answer; a timeout uses up the deadline and is not; a final
+// error is not retried at all.
+func TestRetriesWithinDeadline(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		var failures atomic.Int64
+		m := transport.NewMux(nil)
+		m.HandleFunc("flaky", func(ctx context.Context, r *transport.Request) (any, error) {
+			if failures.Add(1) <= 2 {
+				return nil, protocol.Errorf(protocol.ErrInternal, "try again")
+			}
+			return "ok", nil
+		})
+		m.HandleFunc("never", func(ctx context.Context, r *transport.Request) (any, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		m.HandleFunc("refuse", func(ctx context.Context, r *transport.Request) (any, error) {
+			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "no")
+		})
+		ep := n.Serve(t, "flaky", m)
+		c := transport.NewClient(n, time.Second, transport.WithRetry(transport.Retry{MaxRetries: 3,
+			InitialDelay: time.Millisecond, Multiplier: 2, MaxDelay: 5 * time.Millisecond}))
+		var reply string
+		is.NoErr(c.Call(context.Background(), ep, "flaky", nil, &reply))
+		is.Equal(reply, "ok")
+		is.Equal(failures.Load(), int64(3)) // two E015 retried, then the answer
+
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		err := c.Call(ctx, ep, "never", nil, nil)
+		is.Equal(kindOf(err), transport.KindTimeout)
+		is.Equal(attemptsOf(err), 1) // a timeout is not retried: the deadline is spent
+
+		err = c.Call(context.Background(), ep, "refuse", nil, nil)
+		is.Equal(protocol.CodeOf(err), protocol.ErrAuthTokenInvalid)
+		is.Equal(attemptsOf(err), 1) // E012 is final
+	})
+}
+
+// TestRateLimit: a sender over its rate gets E014 (retryable); another
+// sender is not held back; requests without a sender count against their
+// address.
+func TestRateLimit(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		m := transport.NewMux(nil)
+		m.HandleFunc("ping", func(context.Context, *transport.Request) (any, error) { return "pong", nil })
+		m.SetRateLimit(transport.RateLimit{PerSecond: 0.001, Burst: 2})
+		ep := n.Serve(t, "limited", m)
+		c := n.Client(time.Second)
+		as := func(sender string) error {
+			return c.Call(context.Background(), ep, "ping", map[string]any{"sender": sender}, nil)
+		}
+		is.NoErr(as("player:P01"))
+		is.NoErr(as("player:P01"))
+		err := as("player:P01")
+		is.Equal(protocol.CodeOf(err), protocol.ErrRateLimitExceeded) // the third within the burst window
+		e, _ := errors.AsType[*transport.Error](err)
+		is.Equal(e.RPC.Code, -32014)
+		is.True(transport.IsRetryable(err)) // E014 may be retried later
+		is.NoErr(as("player:P02"))          // another sender has its own budget
+		is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))
+		is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))
+		is.Equal(protocol.CodeOf(c.Call(context.Background(), ep, "ping", nil, nil)), protocol.ErrRateLimitExceeded) // by address
+	})
+}
