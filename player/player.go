@@ -42,6 +42,12 @@ type Options struct {
 	// Retry paces registration attempts while the manager is not up.
 	Retry transport.Retry
 	Clock func() time.Time
+	// Fault makes the player misbehave on purpose (fault injection).
+	Fault Fault
+	// OnRegistered, when set, is called once after the first successful
+	// registration (cmd uses it to close the endpoint of a crashing
+	// player).
+	OnRegistered func()
 }
 
 // Registration states reported by health and get_registration_status.
@@ -66,6 +72,7 @@ type State struct {
 	PlayerID    string                 `json:"player_id"`
 	DisplayName string                 `json:"display_name"`
 	Strategy    string                 `json:"strategy"`
+	Fault       string                 `json:"fault,omitzero"`
 	LeagueID    string                 `json:"league_id,omitzero"`
 	State       string                 `json:"state"`
 	Stats       Stats                  `json:"stats"`
@@ -106,6 +113,8 @@ type Player struct {
 	completed bool // LEAGUE_COMPLETED has arrived and done is closed
 	done      chan struct{}
 	started   time.Time
+
+	registeredOnce sync.Once // runs opts.OnRegistered
 }
 
 // New returns a Player that calls others through caller.
@@ -229,20 +238,24 @@ func (p *Player) Register(ctx context.Context) error {
 	p.mu.Unlock()
 	p.log.LogAttrs(ctx, slog.LevelInfo, "registered",
 		slog.String("player_id", resp.PlayerID), slog.String("league_id", resp.LeagueID))
+	if p.opts.OnRegistered != nil {
+		p.registeredOnce.Do(p.opts.OnRegistered)
+	}
 	return nil
 }
 
-// Handler returns the player's methods.
+// Handler returns the player's methods. The league messages go through
+// the player's fault (see league); the tools and health never do.
 func (p *Player) Handler() *transport.Mux {
 	m := transport.NewMux(p.log)
-	m.HandleFunc(string(protocol.TypeGameInvitation), p.onInvitation)
-	m.HandleFunc(string(protocol.TypeChooseParityCall), p.onParityCall)
-	m.HandleFunc(string(protocol.TypeGameOver), p.onGameOver)
-	m.HandleFunc(string(protocol.TypeGameError), p.onGameError)
-	m.HandleFunc(string(protocol.TypeRoundAnnouncement), p.onRoundAnnouncement)
-	m.HandleFunc(string(protocol.TypeLeagueStandingsUpdate), p.onStandings)
-	m.HandleFunc(string(protocol.TypeRoundCompleted), p.onRoundCompleted)
-	m.HandleFunc(string(protocol.TypeLeagueCompleted), p.onLeagueCompleted)
+	m.HandleFunc(string(protocol.TypeGameInvitation), p.league(p.onInvitation))
+	m.HandleFunc(string(protocol.TypeChooseParityCall), p.league(p.onParityCall))
+	m.HandleFunc(string(protocol.TypeGameOver), p.league(p.onGameOver))
+	m.HandleFunc(string(protocol.TypeGameError), p.league(p.onGameError))
+	m.HandleFunc(string(protocol.TypeRoundAnnouncement), p.league(p.onRoundAnnouncement))
+	m.HandleFunc(string(protocol.TypeLeagueStandingsUpdate), p.league(p.onStandings))
+	m.HandleFunc(string(protocol.TypeRoundCompleted), p.league(p.onRoundCompleted))
+	m.HandleFunc(string(protocol.TypeLeagueCompleted), p.league(p.onLeagueCompleted))
 	m.HandleFunc(protocol.MethodPing, p.onPing)
 	m.HandleFunc(protocol.MethodGetPlayerState, func(context.Context, *transport.Request) (any, error) {
 		return p.State(), nil
@@ -563,6 +576,7 @@ func (p *Player) State() State {
 		PlayerID:    p.idLocked(),
 		DisplayName: p.opts.DisplayName,
 		Strategy:    p.opts.Strategy.Name(),
+		Fault:       p.opts.Fault.String(),
 		LeagueID:    p.leagueID,
 		State:       p.state,
 		Stats:       p.stats,

@@ -1,0 +1,250 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/player"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/referee"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
+)
+
+// panicWatch fails the test if a handler panicked (the Mux logs it).
+type panicWatch struct {
+	mu     sync.Mutex
+	panics []string
+}
+
+func (w *panicWatch) Enabled(context.Context, slog.Level) bool { return true }
+
+func (w *panicWatch) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "handler panic" {
+		w.mu.Lock()
+		w.panics = append(w.panics, r.Message)
+		w.mu.Unlock()
+	}
+	return nil
+}
+
+func (w *panicWatch) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *panicWatch) WithGroup(string) slog.Handler      { return w }
+
+// hostileBodies are requests no agent should send.
+func hostileBodies() [][]byte {
+	ping := func(params string) []byte {
+		return []byte(`{"jsonrpc":"2.0","method":"ping","params":` + params + `,"id":1}`)
+	}
+	env := `"protocol":"league.v2","sender":"player:P09","timestamp":"2025-01-15T10:30:00Z","conversation_id":"c"`
+	bodies := [][]byte{
+		nil, []byte("{"), []byte("["), []byte("null"), []byte("42"), []byte(`"str"`), []byte("[]"), []byte("[1,2]"),
+		[]byte(`{"jsonrpc":"2.0"}`), []byte("\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1}"),
+		[]byte("{\"jsonrpc\":\"2.0\",\"method\":\"pi\xffng\",\"id\":1}"), []byte("{\"jsonrpc\":\"2.0\",\x00}"),
+		ping(strings.Repeat("[", 100000) + strings.Repeat("]", 100000)),
+		ping(`{"a":` + strings.Repeat(`{"a":`, 50000) + "1" + strings.Repeat("}", 50001)),
+		[]byte(`{"jsonrpc":"2.0","method":"ping","id":"` + strings.Repeat("x", 500000) + `"}`),
+		[]byte(`{"jsonrpc":"2.0","method":"ping","id":1e999999}`),
+		[]byte("[" + strings.Repeat(`{"jsonrpc":"2.0","method":"ping","id":1},`, 100) + `{"jsonrpc":"2.0","method":"ping","id":1}]`),
+		[]byte("[" + strings.Repeat(`{"bad":1},`, 99) + `{"bad":1}]`),
+		[]byte(`{"jsonrpc":"2.0","method":"register_player","params":{` + env + `,"player_meta":"x"},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"register_player","params":{` + env + `,"player_meta":{"display_name":"x","game_types":["even_odd"],"contact_endpoint":"ftp://x"}},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"register_player","params":{"protocol":"league.v1","sender":"player:P09","player_meta":{}},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"register_referee","params":{` + strings.Replace(env, "player:P09", "referee:R9", 1) + `,"referee_meta":{"display_name":"r","version":"1","game_types":["even_odd"],"contact_endpoint":"http://x/mcp","max_concurrent_matches":-4}},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"report_match_result","params":{"protocol":"league.v2","sender":"referee:REF01","auth_token":"tok_referee_REF01_forged","round_id":1,"match_id":"R1M1","result":{"winner":"P01","score":{}}},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"report_match_result","params":{"protocol":"league.v2","sender":"referee:REF01","round_id":"one","match_id":5,"result":[]},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"league_query","params":{` + env + `,"auth_token":"nope","query_type":"GET_STANDINGS"},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"start_league","params":{"protocol":"league.v2"},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"start_league","params":{"protocol":"league.v2","auth_token":"guess"},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"tools/call","arguments":{"name":"tools/call"}},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"register_player","arguments":{"player_meta":{"display_name":1}}},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"admin_query","params":{"query_type":"GET_SCHEDULE"},"id":1}`),
+		[]byte(`{"jsonrpc":"2.0","method":"get_league_result","params":{"wait_seconds":"forever"},"id":1}`),
+	}
+	for _, t := range protocol.MessageTypes() {
+		bodies = append(bodies, []byte(`{"jsonrpc":"2.0","method":"`+string(t)+`","params":{"protocol":"league.v2","round_id":[],"match_id":{},"parity_choice":7},"id":1}`))
+	}
+	return bodies
+}
+
+// checkAnswer: a JSON-RPC error (or a batch of them), or nothing for a
+// notification, or 413 for an oversized body; never a 5xx or a success.
+func checkAnswer(t *testing.T, body []byte, status int, reply []byte) {
+	t.Helper()
+	switch {
+	case status == http.StatusRequestEntityTooLarge:
+		return
+	case status == http.StatusNoContent:
+		return
+	case status != http.StatusOK:
+		t.Fatalf("status %d for %.80q", status, body)
+	}
+	var replies []jsontext.Value
+	if bytes.HasPrefix(reply, []byte("[")) {
+		if err := json.Unmarshal(reply, &replies); err != nil {
+			t.Fatalf("bad batch reply %.200s", reply)
+		}
+	} else {
+		replies = []jsontext.Value{reply}
+	}
+	for _, r := range replies {
+		var w struct {
+			JSONRPC string         `json:"jsonrpc"`
+			Error   jsontext.Value `json:"error"`
+			Result  jsontext.Value `json:"result"`
+			ID      jsontext.Value `json:"id"`
+		}
+		if err := json.Unmarshal(r, &w); err != nil || w.JSONRPC != "2.0" || w.ID == nil {
+			t.Fatalf("not a JSON-RPC response: %.200s (for %.80q)", r, body)
+		}
+		if w.Error == nil && !bytes.Contains(body, []byte(`"ping"`)) {
+			t.Fatalf("hostile request succeeded: %.80q → %.200s", body, r)
+		}
+	}
+}
+
+// TestHostileInputThenLeague attacks a live manager over HTTP, then plays
+// a normal league on it: the league ends with exactly the standings of the
+// same league on an untouched manager.
+func TestHostileInputThenLeague(t *testing.T) {
+	is := is.New(t)
+	cfg := config.Default()
+	const seed = 4242
+	watch := &panicWatch{}
+	logger := slog.New(watch)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	defer client.CloseIdleConnections()
+	caller := newAgentClient(client, cfg, logger)
+	mgrSrv := &lateServer{}
+	srvCfg := httprpc.ServerConfig{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err)
+	l := httprpc.ServeOn(ln, mgrSrv, srvCfg, logger)
+	defer l.Close()
+	ep := l.Endpoint()
+	mo := managerOptions(cfg, seed)
+	mo.Endpoint, mo.AdminToken = ep, "the-admin"
+	mgr := league.New(mo, caller, logger)
+	mux := mgr.Handler()
+	mux.SetRateLimit(rateLimitOf(cfg))
+	mgrSrv.mux.Store(mux)
+	go func() { _, _ = mgr.Run(ctx) }()
+
+	runtime.GC()
+	baseline := runtime.NumGoroutine()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	post := func(body []byte) (int, []byte) {
+		resp, err := hc.Post(ep, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("post: %v", err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	for _, b := range hostileBodies() {
+		status, reply := post(b)
+		checkAnswer(t, b, status, reply)
+	}
+	status, _ := post(bytes.Repeat([]byte("a"), 2<<20))
+	is.Equal(status, http.StatusRequestEntityTooLarge) // oversized
+	// Thousands of broken requests, from several connections at once.
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 400 {
+				b := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"ping","id":%d,`, w*1000+i)) // cut short
+				status, reply := post(b)
+				checkAnswer(t, b, status, reply)
+			}
+		})
+	}
+	// Slow clients: headers that never end, a body that never comes.
+	addr := strings.TrimSuffix(strings.TrimPrefix(ep, "http://"), "/mcp")
+	for range 20 {
+		wg.Go(func() {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			_, _ = c.Write([]byte("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\""))
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, _ = bufio.NewReader(c).ReadString('\n') // the server gives up first
+		})
+	}
+	wg.Wait()
+	hc.CloseIdleConnections()
+	st := mgr.Status()
+	is.Equal(st.State, league.StateRegistration) // nothing started it
+	is.Equal(st.Players, 0)                      // nothing registered
+	is.Equal(st.Referees, 0)
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > baseline+2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines: %d before the attack, %d after", baseline, runtime.NumGoroutine())
+		}
+		runtime.Gosched()
+	}
+
+	// Now a normal league on the same manager.
+	n := transporttest.HTTP()
+	refSrv := &lateServer{}
+	refEP := n.Serve(t, "referee", refSrv)
+	ro := refereeOptions(cfg, seed)
+	ro.RequestedID, ro.DisplayName, ro.MaxConcurrent, ro.ManagerEndpoint, ro.Endpoint = "REF01", "Referee 01", 10, ep, refEP
+	ref := referee.New(ro, caller, logger)
+	refSrv.mux.Store(ref.Handler())
+	go func() { _ = ref.Run(ctx) }()
+	for i := 1; i <= 4; i++ {
+		id := fmt.Sprintf("P%02d", i)
+		srv := &lateServer{}
+		pep := n.Serve(t, id, srv)
+		po := playerOptions(cfg, seed)
+		po.RequestedID, po.DisplayName, po.ManagerEndpoint, po.Endpoint = id, "Player "+id[1:], ep, pep
+		po.Strategy, _ = player.StrategyByName("random")
+		p := player.New(po, caller, logger)
+		srv.mux.Store(p.Handler())
+		go func() { _ = p.Run(ctx) }()
+	}
+	start := n.Client(5 * time.Second)
+	for mgr.Status().Players < 4 || mgr.Status().Referees < 1 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("agents did not register")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	is.NoErr(start.Call(ctx, ep, protocol.MethodStartLeague, map[string]any{"protocol": protocol.Version, "auth_token": "the-admin"}, nil))
+	select {
+	case <-mgr.Done():
+	case <-ctx.Done():
+		t.Fatal("the league did not finish")
+	}
+	clean := playLeague(t, transporttest.Mem(), leagueSpec{cfg: cfg, seed: seed, players: 4, referees: 1,
+		strategies: strategiesOf(t, "random"), maxConcurrent: 10})
+	is.Equal(mgr.Result().FinalStandings, clean.FinalStandings) // the attack changed nothing
+	watch.mu.Lock()
+	defer watch.mu.Unlock()
+	is.Equal(len(watch.panics), 0) // no handler panicked
+}
