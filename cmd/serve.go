@@ -73,6 +73,9 @@ func (o *rootOptions) serverLogger(agentID string) (*slog.Logger, error) {
 type agentServer struct {
 	mux *transport.Mux
 	run func(ctx context.Context) error
+	// listening, when set, is given the listener once it serves (a player
+	// that crashes on purpose closes it).
+	listening func(l transport.Listener)
 }
 
 // serve binds the address, builds the agent for its endpoint, prints the
@@ -99,6 +102,9 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 	srvCfg := httprpc.ServerConfig{WriteTimeout: max(httprpc.DefaultWriteTimeout, 2*cfg.Timeouts.Choice+3*cfg.Timeouts.Generic)}
 	agent.mux.SetRateLimit(rateLimitOf(cfg))
 	l := httprpc.ServeOn(ln, agent.mux, srvCfg, logger)
+	if agent.listening != nil {
+		agent.listening(l)
+	}
 	if _, err := fmt.Fprintln(stdout, endpoint); err != nil {
 		_ = l.Close()
 		return runtimeErr(err)

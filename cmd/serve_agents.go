@@ -15,6 +15,7 @@ import (
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/referee"
+	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
 )
 
@@ -156,6 +157,7 @@ type servePlayerOptions struct {
 	manager  string
 	id, name string
 	strategy string
+	fault    string
 	seed     uint64
 }
 
@@ -175,6 +177,12 @@ is the first line of stdout.`,
 			if err != nil {
 				return usagef(err)
 			}
+			var fault player.Fault
+			if o.fault != "" {
+				if fault, err = player.ParseFault(o.fault); err != nil {
+					return usagef(fmt.Errorf("--fault: %v", err))
+				}
+			}
 			cfg, seed, logger, err := ro.agentSetup(c, &o.server, o.manager, o.id, o.seed, "player")
 			if err != nil {
 				return err
@@ -182,9 +190,18 @@ is the first line of stdout.`,
 			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, o.manager, cfg, logger, func(endpoint string) (*agentServer, error) {
 				opts := playerOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.Strategy = o.id, o.name, strategy
-				opts.ManagerEndpoint, opts.Endpoint = o.manager, endpoint
+				opts.ManagerEndpoint, opts.Endpoint, opts.Fault = o.manager, endpoint, fault
+				served := make(chan transport.Listener, 1)
+				if fault.Kind == player.FaultCrash {
+					// Gone right after registering; the process stays until stopped.
+					opts.OnRegistered = func() {
+						l := <-served
+						logger.Warn("fault crash: closing the endpoint")
+						_ = l.Close()
+					}
+				}
 				p := player.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger), logger)
-				return &agentServer{mux: p.Handler(), run: p.Run}, nil
+				return &agentServer{mux: p.Handler(), run: p.Run, listening: func(l transport.Listener) { served <- l }}, nil
 			}))
 		},
 	}
@@ -193,6 +210,7 @@ is the first line of stdout.`,
 	c.Flags().StringVar(&o.id, "id", "", "id to ask for (kept when free; default: the manager picks Pnn)")
 	c.Flags().StringVar(&o.name, "name", "", "display name")
 	c.Flags().StringVar(&o.strategy, "strategy", "random", "strategy: "+strings.Join(player.StrategyNames(), ", "))
+	c.Flags().StringVar(&o.fault, "fault", "", "misbehave on purpose: "+strings.Join(player.FaultKinds(), ", ")+" (slow:DURATION)")
 	seedFlag(c, &o.seed)
 	_ = c.MarkFlagRequired("manager")
 	return c

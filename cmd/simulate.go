@@ -32,6 +32,7 @@ type simulateOptions struct {
 	strategies    []string
 	transport     string
 	output        string
+	faults        []string
 }
 
 func newSimulateCmd(ro *rootOptions) *cobra.Command {
@@ -64,6 +65,8 @@ would. The same --seed gives the same standings on either transport.`,
 		"player strategies, cycled over the players: "+strings.Join(player.StrategyNames(), ", "))
 	f.StringVar(&o.transport, "transport", "mem", "mem (in-memory bus) or http (loopback HTTP)")
 	f.StringVar(&o.output, "output", "table", "table or json")
+	f.StringArrayVar(&o.faults, "fault", nil, "make a player misbehave: ID=KIND[:ARG] with KIND one of "+
+		strings.Join(player.FaultKinds(), ", ")+" (slow:DURATION); repeatable")
 	return c
 }
 
@@ -78,6 +81,30 @@ type simulateStats struct {
 	ElapsedMS        int64   `json:"elapsed_ms"`
 	Matches          int     `json:"matches"`
 	MatchesPerSecond float64 `json:"matches_per_second"`
+}
+
+// parseFaults reads the --fault flags: ID=KIND[:ARG], once per player.
+func (o *simulateOptions) parseFaults() (map[string]player.Fault, error) {
+	out := map[string]player.Fault{}
+	for _, s := range o.faults {
+		id, kind, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, usagef(fmt.Errorf("--fault %q: want ID=KIND[:ARG], e.g. P02=timeout", s))
+		}
+		var n int
+		if _, err := fmt.Sscanf(id, "P%d", &n); err != nil || fmt.Sprintf("P%02d", n) != id || n < 1 || n > o.players {
+			return nil, usagef(fmt.Errorf("--fault %q: %q is not a player of this league (P01 to P%02d)", s, id, o.players))
+		}
+		if _, dup := out[id]; dup {
+			return nil, usagef(fmt.Errorf("--fault: %s is given two faults", id))
+		}
+		f, err := player.ParseFault(kind)
+		if err != nil {
+			return nil, usagef(fmt.Errorf("--fault %q: %v", s, err))
+		}
+		out[id] = f
+	}
+	return out, nil
 }
 
 func (o *simulateOptions) validate() ([]player.Strategy, error) {
@@ -113,6 +140,10 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	if err != nil {
 		return err
 	}
+	faults, err := o.parseFaults()
+	if err != nil {
+		return err
+	}
 	level := o.logLevel
 	if level == "" {
 		level = "warn"
@@ -141,7 +172,7 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	defer bar.stop()
 	spec := leagueSpec{
 		cfg: cfg, seed: seed, players: o.players, referees: o.referees,
-		strategies: strategies, maxConcurrent: o.maxConcurrent, onResult: bar.set,
+		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, onResult: bar.set,
 	}
 	start := time.Now()
 	lc, err := runLocalLeague(ctx, nw, newAgentClient(nw, cfg, logger), spec, logger)

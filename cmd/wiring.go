@@ -22,8 +22,9 @@ type leagueSpec struct {
 	seed          uint64
 	players       int
 	referees      int
-	strategies    []player.Strategy // cycled over the players
-	maxConcurrent int               // each referee's max_concurrent_matches
+	strategies    []player.Strategy       // cycled over the players
+	maxConcurrent int                     // each referee's max_concurrent_matches
+	faults        map[string]player.Fault // by player id
 	onResult      func(done, total int)
 }
 
@@ -105,6 +106,7 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 			_ = l.Shutdown(sctx)
 		}
 	}()
+	var listener transport.Listener // the last one listen made
 	listen := func(name string) (*lateServer, string, error) {
 		s := &lateServer{}
 		l, err := nw.Listen(name, s)
@@ -112,6 +114,7 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 			return nil, "", &exitError{code: ExitNetwork, err: fmt.Errorf("listen %s: %w", name, err)}
 		}
 		listeners = append(listeners, l)
+		listener = l
 		return s, l.Endpoint(), nil
 	}
 
@@ -160,6 +163,14 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 		po.RequestedID, po.DisplayName = id, "Player "+id[1:]
 		po.Strategy = spec.strategies[(i-1)%len(spec.strategies)]
 		po.ManagerEndpoint, po.Endpoint = mgrEndpoint, ep
+		if f, ok := spec.faults[id]; ok {
+			po.Fault = f
+			if f.Kind == player.FaultCrash {
+				// Gone right after registering: every later call finds nobody.
+				own := listener
+				po.OnRegistered = func() { _ = own.Close() }
+			}
+		}
 		p := player.New(po, caller, logger.With(slog.String("agent_id", "player:"+id)))
 		srv.mux.Store(p.Handler())
 		wg.Go(func() {

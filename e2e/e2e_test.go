@@ -288,3 +288,41 @@ func portOf(endpoint string) string {
 	s := strings.TrimSuffix(endpoint, "/mcp")
 	return s[strings.LastIndex(s, ":")+1:]
 }
+
+// TestFaultyProcesses: serve-player --fault in real processes gives the
+// league simulate --fault gives.
+func TestFaultyProcesses(t *testing.T) {
+	is := is.New(t)
+	// Short retry delays for the processes started below; the standings do
+	// not depend on them.
+	t.Setenv("LEAGUECTL_RETRY_INITIAL_DELAY", "20ms")
+	t.Setenv("LEAGUECTL_RETRY_MAX_DELAY", "100ms")
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--seed", "11")
+	startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", "REF01", "--seed", "11")
+	faults := map[string]string{"P02": "decline", "P03": "crash", "P04": "invalid"}
+	for i := 1; i <= 5; i++ {
+		id := fmt.Sprintf("P%02d", i)
+		args := []string{"serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id, "--name", "Player " + id[1:], "--seed", "11"}
+		if f, ok := faults[id]; ok {
+			args = append(args, "--fault", f)
+		}
+		startServer(t, id, args...)
+	}
+	out, errs, code := runCLI(t, "start", "--manager", mgr.endpoint, "--min-players", "5", "--wait", "--output", "json")
+	is.Equal(code, 0)
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	got := decode(t, out)
+	sim, _, code := runCLI(t, "simulate", "--players", "5", "--seed", "11", "--output", "json",
+		"--fault", "P02=decline", "--fault", "P03=crash", "--fault", "P04=invalid")
+	is.Equal(code, 0)
+	is.Equal(got.FinalStandings, decode(t, sim).FinalStandings) // the same league
+	// Decline and crash fail at the invitation, so they lose all four; an
+	// invalid choice fails only at the parity call, which an opponent who
+	// declined or crashed never reaches: P04 loses two and wins two.
+	tl := map[string]int{"P01": 0, "P02": 4, "P03": 4, "P04": 2, "P05": 0}
+	for _, r := range got.FinalStandings {
+		is.Equal(r.TechnicalLosses, tl[r.PlayerID]) // technical losses of each player
+	}
+}

@@ -386,9 +386,12 @@ func (m *Manager) complete(ctx context.Context) *protocol.LeagueCompleted {
 }
 
 // broadcast sends each recipient its message, several at a time, and waits
-// for all. A recipient that cannot be told is logged; it does not hold up
-// the league.
+// for all. A broadcast changes no result, and a retry arriving late would
+// overtake the next one, so each recipient gets one attempt: one that
+// cannot be told is logged and costs at most one call timeout (and,
+// once its breaker is open, nothing).
 func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, build func(a *agent, token string) any) {
+	ctx = transport.NoRetry(ctx)
 	sem := make(chan struct{}, m.opts.BroadcastConcurrency)
 	var wg sync.WaitGroup
 	for _, a := range to {

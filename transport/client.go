@@ -37,6 +37,14 @@ type Client struct {
 	breakers       sync.Map // endpoint → *gobreaker.CircuitBreaker[[]byte]
 }
 
+// noRetryKey marks a context whose calls get one attempt.
+type noRetryKey struct{}
+
+// NoRetry makes the calls made with ctx single attempts, whatever the
+// Client's retry policy: for messages whose loss changes nothing and whose
+// late retry would overtake the next message, such as broadcasts.
+func NoRetry(ctx context.Context) context.Context { return context.WithValue(ctx, noRetryKey{}, true) }
+
 // ClientOption configures a Client.
 type ClientOption func(*Client)
 
@@ -103,7 +111,11 @@ func (c *Client) Call(ctx context.Context, endpoint, method string, params, repl
 		return err
 	}
 	attempts := 0
-	err = c.retry.Do(ctx, func(ctx context.Context) error {
+	retry := c.retry
+	if ctx.Value(noRetryKey{}) != nil {
+		retry.MaxRetries = 0
+	}
+	err = retry.Do(ctx, func(ctx context.Context) error {
 		attempts++
 		return c.callDialects(ctx, endpoint, method, p, reply)
 	}, nil)

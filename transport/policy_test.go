@@ -62,10 +62,10 @@ func TestBreaker(t *testing.T) {
 			is.Equal(served.Load(), int64(i+1))
 		}
 		err := call()
-		is.Equal(kindOf(err), transport.KindOpen)                                            // open: fails at once
-		is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable)                       // E016, as the spec says
-		is.True(!transport.IsRetryable(err))                                                 // and is not retried
-		is.Equal(served.Load(), int64(3))                                                    // the endpoint was not called
+		is.Equal(kindOf(err), transport.KindOpen)                      // open: fails at once
+		is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable) // E016, as the spec says
+		is.True(!transport.IsRetryable(err))                           // and is not retried
+		is.Equal(served.Load(), int64(3))                              // the endpoint was not called
 		err = c.Call(context.Background(), ep, "register_player", map[string]any{}, nil)
 		is.Equal(kindOf(err), transport.KindRemote) // reached it (and was answered): calls to a manager are not guarded
 		healthy.Store(true)
@@ -145,5 +145,28 @@ func TestRateLimit(t *testing.T) {
 		is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))
 		is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))
 		is.Equal(protocol.CodeOf(c.Call(context.Background(), ep, "ping", nil, nil)), protocol.ErrRateLimitExceeded) // by address
+	})
+}
+
+// TestNoRetryPastTheDeadline: a retry that could only start after the
+// call's deadline is not waited for: the call ends with its failure while
+// its context is still live.
+func TestNoRetryPastTheDeadline(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		l := n.ListenStoppable(t, "gone", transport.NewMux(nil))
+		ep := l.Endpoint()
+		is.NoErr(l.Close())
+		c := transport.NewClient(n, time.Second, transport.WithRetry(transport.Retry{MaxRetries: 3, InitialDelay: time.Hour,
+			Multiplier: 2, MaxDelay: time.Hour}))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := c.Call(ctx, ep, protocol.MethodHandleGameInvitation, invitation, nil)
+		is.Equal(kindOf(err), transport.KindUnreachable)
+		is.NoErr(ctx.Err()) // it did not wait for the deadline
+		is.Equal(attemptsOf(err), 1)
+
+		err = c.Call(transport.NoRetry(context.Background()), ep, protocol.MethodHandleGameInvitation, invitation, nil)
+		is.Equal(attemptsOf(err), 1) // NoRetry: one attempt whatever the policy
 	})
 }

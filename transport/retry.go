@@ -57,7 +57,14 @@ func (r Retry) Forever() Retry {
 // has passed, or ctx ends. onRetry, when set, is told of every failure
 // that will be retried and of the delay before the next try.
 func (r Retry) Do(ctx context.Context, op func(ctx context.Context) error, onRetry func(err error, next time.Duration)) error {
-	opts := []backoff.RetryOption{backoff.WithBackOff(r.BackOff()), backoff.WithMaxElapsedTime(r.MaxElapsed)}
+	// Never wait for a retry that would start after the deadline.
+	limit := r.MaxElapsed
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); limit <= 0 || left < limit {
+			limit = max(left, time.Nanosecond)
+		}
+	}
+	opts := []backoff.RetryOption{backoff.WithBackOff(r.BackOff()), backoff.WithMaxElapsedTime(limit)}
 	if r.MaxRetries >= 0 {
 		opts = append(opts, backoff.WithMaxTries(uint(r.MaxRetries)+1))
 	}

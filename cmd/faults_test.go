@@ -1,0 +1,184 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/player"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
+)
+
+// fastConfig is the spec's configuration with every timeout divided by
+// 50 and short retry delays: the same ratios, a quick test.
+func fastConfig() config.Config {
+	cfg := config.Default()
+	cfg.Timeouts.Join, cfg.Timeouts.Choice, cfg.Timeouts.Generic = 100*time.Millisecond, 600*time.Millisecond, 200*time.Millisecond
+	cfg.Retry.InitialDelay, cfg.Retry.MaxDelay = 5*time.Millisecond, 20*time.Millisecond
+	return cfg
+}
+
+func faultsOf(t *testing.T, specs ...string) map[string]player.Fault {
+	t.Helper()
+	out := map[string]player.Fault{}
+	for _, s := range specs {
+		id, kind, _ := strings.Cut(s, "=")
+		f, err := player.ParseFault(kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[id] = f
+	}
+	return out
+}
+
+func row(rank int, id string, w, d, l, tl, pts int) protocol.StandingRow {
+	return protocol.StandingRow{Rank: rank, PlayerID: id, DisplayName: "Player " + id[1:], Played: w + d + l,
+		Wins: w, Draws: d, Losses: l, TechnicalLosses: tl, Points: pts}
+}
+
+// TestFaultsGiveTechnicalLosses: a player that times out, answers an
+// invalid choice, declines, crashes after registering, or answers slower
+// than the timeout loses every match as a technical loss and its opponents
+// win; the other matches are those of the healthy league. One that is slow
+// but in time plays the healthy league. On both networks.
+func TestFaultsGiveTechnicalLosses(t *testing.T) {
+	cfg := fastConfig()
+	random := strategiesOf(t, "random")
+	// seed 42, 4 players: the healthy league of testdata/golden/cli/simulate-4-seed42.txt.
+	healthy := []protocol.StandingRow{row(1, "P04", 2, 0, 1, 0, 6), row(2, "P02", 1, 2, 0, 0, 5),
+		row(3, "P01", 1, 1, 1, 0, 4), row(4, "P03", 0, 1, 2, 0, 1)}
+	p02Fails := []protocol.StandingRow{row(1, "P04", 3, 0, 0, 0, 9), row(2, "P01", 2, 0, 1, 0, 6),
+		row(3, "P03", 1, 0, 2, 0, 3), row(4, "P02", 0, 0, 3, 3, 0)}
+	// P01 and P02 meet: both lose that match as technical losses.
+	bothFail := []protocol.StandingRow{row(1, "P04", 3, 0, 0, 0, 9), row(2, "P03", 2, 0, 1, 0, 6),
+		row(3, "P01", 0, 0, 3, 3, 0), row(4, "P02", 0, 0, 3, 3, 0)}
+	cases := []struct {
+		faults []string
+		want   []protocol.StandingRow
+	}{
+		{nil, healthy},
+		{[]string{"P02=timeout"}, p02Fails},
+		{[]string{"P02=invalid"}, p02Fails},
+		{[]string{"P02=decline"}, p02Fails},
+		{[]string{"P02=crash"}, p02Fails},
+		{[]string{"P02=slow:2s"}, p02Fails},
+		{[]string{"P02=slow:20ms"}, healthy},
+		{[]string{"P01=timeout", "P02=decline"}, bothFail},
+	}
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		for _, c := range cases {
+			t.Run(strings.Join(c.faults, ","), func(t *testing.T) {
+				is := is.New(t)
+				lc := playLeague(t, n, leagueSpec{cfg: cfg, seed: 42, players: 4, referees: 1, maxConcurrent: 10,
+					strategies: random, faults: faultsOf(t, c.faults...)})
+				is.Equal(lc.FinalStandings, c.want) // exact standings
+				is.Equal(lc.TotalMatches, 6)
+			})
+		}
+	})
+}
+
+// timeoutCounter counts the calls that ended in a timeout, and those the
+// breaker refused without calling.
+type timeoutCounter struct {
+	transport.Caller
+	mu               sync.Mutex
+	timeouts, denied int
+}
+
+func (c *timeoutCounter) Call(ctx context.Context, endpoint, method string, params, reply any) error {
+	err := c.Caller.Call(ctx, endpoint, method, params, reply)
+	if e, ok := errors.AsType[*transport.Error](err); ok {
+		c.mu.Lock()
+		switch e.Kind {
+		case transport.KindTimeout:
+			c.timeouts++
+		case transport.KindOpen:
+			c.denied++
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// TestBreakerCapsTheCostOfADeadPlayer: in a league of 16 with one player
+// that never answers, at most the breaker's threshold of calls wait for a
+// timeout over the whole league; every later call to that player fails at
+// once. So the league takes at most threshold timeouts longer than a
+// healthy one (the timeouts are those of the spec divided by 50).
+func TestBreakerCapsTheCostOfADeadPlayer(t *testing.T) {
+	cfg := fastConfig()
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		run := func(faults map[string]player.Fault) (*timeoutCounter, time.Duration) {
+			counter := &timeoutCounter{Caller: newAgentClient(n, cfg, discard())}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			defer n.CloseIdle()
+			start := time.Now()
+			lc, err := runLocalLeague(ctx, n, counter, leagueSpec{cfg: cfg, seed: 16, players: 16, referees: 2,
+				maxConcurrent: 4, strategies: strategiesOf(t, "random"), faults: faults}, discard())
+			is.NoErr(err)
+			is.Equal(lc.TotalMatches, 120)
+			for _, r := range lc.FinalStandings {
+				if r.PlayerID == "P07" && faults != nil {
+					is.Equal(r.TechnicalLosses, 15) // the dead player lost every match
+				} else {
+					is.Equal(r.TechnicalLosses, 0)
+				}
+			}
+			return counter, time.Since(start)
+		}
+		healthy, healthyTook := run(nil)
+		dead, deadTook := run(faultsOf(t, "P07=timeout"))
+		is.Equal(healthy.timeouts, 0)
+		is.True(dead.timeouts <= cfg.Breaker.FailureThreshold) // at most the threshold of calls waited
+		is.True(dead.denied > 0)                               // the rest failed at once
+		t.Logf("%s: healthy %v, one dead player %v (%d timeouts of at most %v, %d calls refused by the breaker)",
+			n.Name, healthyTook.Round(time.Millisecond), deadTook.Round(time.Millisecond), dead.timeouts,
+			cfg.Timeouts.Generic, dead.denied)
+	})
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestFaultFlags: the --fault flag of simulate.
+func TestFaultFlags(t *testing.T) {
+	for _, c := range []struct {
+		flag, msg string
+	}{
+		{"P02", "want ID=KIND[:ARG]"},
+		{"P09=timeout", `"P09" is not a player of this league (P01 to P04)`},
+		{"P2=timeout", `"P2" is not a player of this league`},
+		{"P02=explode", "unknown fault"},
+		{"P02=slow", "slow"},
+	} {
+		t.Run(c.flag, func(t *testing.T) {
+			is := is.New(t)
+			o := &simulateOptions{players: 4, faults: []string{c.flag}}
+			_, err := o.parseFaults()
+			is.True(err != nil)
+			is.Equal(ExitCode(err), 1)
+			is.True(strings.Contains(err.Error(), c.msg)) // says what is wrong
+		})
+	}
+	is := is.New(t)
+	o := &simulateOptions{players: 4, faults: []string{"P02=timeout", "P02=decline"}}
+	_, err := o.parseFaults()
+	is.True(err != nil && strings.Contains(err.Error(), "two faults"))
+	o = &simulateOptions{players: 12, faults: []string{"P12=slow:1s", "P01=crash"}}
+	got, err := o.parseFaults()
+	is.NoErr(err)
+	is.Equal(got["P12"], player.Fault{Kind: player.FaultSlow, Delay: time.Second})
+	is.Equal(got["P01"].Kind, player.FaultCrash)
+}
