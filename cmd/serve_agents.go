@@ -44,6 +44,7 @@ func pickSeed(c *cobra.Command, seed uint64) (uint64, error) {
 
 type serveManagerOptions struct {
 	server             serverFlags
+	db                 string
 	adminToken         string
 	minPlayers         int
 	registrationWindow time.Duration
@@ -85,13 +86,28 @@ first line of stdout.`,
 			if err != nil {
 				return err
 			}
+			dbPath := o.db
+			if dbPath == "" {
+				dbPath = defaultDBPath(cfg.LeagueID)
+			}
+			store, err := openStore(c.Context(), dbPath)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
 			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, "", cfg, logger, func(endpoint string) (*agentServer, error) {
-				logger.Info("league", "league_id", cfg.LeagueID, "seed", seed, "registration_window", window.String(),
-					"min_players", o.minPlayers, "admin_token_set", adminTokenFrom(o.adminToken) != "")
 				mo := managerOptions(cfg, seed)
 				mo.Endpoint, mo.MinPlayers, mo.RegistrationWindow = endpoint, o.minPlayers, window
-				mo.AdminToken = adminTokenFrom(o.adminToken)
+				mo.AdminToken, mo.Store = adminTokenFrom(o.adminToken), store
 				mgr := league.New(mo, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger), logger)
+				if err := mgr.Restore(c.Context()); err != nil {
+					return nil, &exitError{code: ExitValidation, err: fmt.Errorf("--db %s: %w", dbPath, err)}
+				}
+				st := mgr.Status()
+				logger.Info("league", "league_id", cfg.LeagueID, "db", dbPath, "state", st.State,
+					"players", st.Players, "referees", st.Referees, "matches_completed", st.MatchesPlayed,
+					"registration_window", window.String(), "min_players", o.minPlayers,
+					"admin_token_set", mo.AdminToken != "")
 				return &agentServer{mux: mgr.Handler(), run: func(ctx context.Context) error {
 					_, err := mgr.Run(ctx)
 					return err
@@ -100,6 +116,7 @@ first line of stdout.`,
 		},
 	}
 	o.server.add(c, 8000)
+	c.Flags().StringVar(&o.db, "db", "", "SQLite database of the league (default leaguectl-<league-id>.db here; :memory: for a throwaway run); a restart on the same file resumes the league")
 	c.Flags().StringVar(&o.adminToken, "admin-token", "", "token that start_league and admin queries must carry (or "+adminTokenEnv+"); without one only this host may use them")
 	c.Flags().IntVar(&o.minPlayers, "min-players", 0, "start by itself once this many players and a referee have registered (0: never)")
 	c.Flags().DurationVar(&o.registrationWindow, "registration-window", 0, "start this long after launch if at least 2 players and a referee have registered (0: no window; default timeouts.registration)")

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -33,6 +34,7 @@ type simulateOptions struct {
 	transport     string
 	output        string
 	faults        []string
+	db            string
 }
 
 func newSimulateCmd(ro *rootOptions) *cobra.Command {
@@ -65,6 +67,7 @@ would. The same --seed gives the same standings on either transport.`,
 		"player strategies, cycled over the players: "+strings.Join(player.StrategyNames(), ", "))
 	f.StringVar(&o.transport, "transport", "mem", "mem (in-memory bus) or http (loopback HTTP)")
 	f.StringVar(&o.output, "output", "table", "table or json")
+	f.StringVar(&o.db, "db", "", "record the league in this new SQLite database (default: memory only)")
 	f.StringArrayVar(&o.faults, "fault", nil, "make a player misbehave: ID=KIND[:ARG] with KIND one of "+
 		strings.Join(player.FaultKinds(), ", ")+" (slow:DURATION); repeatable")
 	return c
@@ -167,12 +170,31 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 		defer client.CloseIdleConnections()
 		nw = httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, client, logger)
 	}
+	var store league.Store
+	if o.db != "" {
+		s, err := openStore(ctx, o.db)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		saved, err := s.Load(ctx)
+		if err != nil {
+			return runtimeErr(err)
+		}
+		if saved != nil {
+			// Its agents' tokens exist only as hashes: new agents of this
+			// process could not take their places.
+			return usagef(fmt.Errorf("--db %s already holds league %s (%s); simulate records into a new database",
+				o.db, saved.League.LeagueID, saved.State))
+		}
+		store = s
+	}
 	total := o.players * (o.players - 1) / 2
 	bar := newProgress(o.stderr, total)
 	defer bar.stop()
 	spec := leagueSpec{
 		cfg: cfg, seed: seed, players: o.players, referees: o.referees,
-		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, onResult: bar.set,
+		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, store: store, onResult: bar.set,
 	}
 	start := time.Now()
 	lc, err := runLocalLeague(ctx, nw, newAgentClient(nw, cfg, logger), spec, logger)

@@ -25,6 +25,7 @@ type leagueSpec struct {
 	strategies    []player.Strategy       // cycled over the players
 	maxConcurrent int                     // each referee's max_concurrent_matches
 	faults        map[string]player.Fault // by player id
+	store         league.Store            // nil: the league stays in memory
 	onResult      func(done, total int)
 }
 
@@ -124,7 +125,11 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 	}
 	mo := managerOptions(spec.cfg, spec.seed)
 	mo.Endpoint, mo.MinPlayers, mo.MinReferees, mo.OnResult = mgrEndpoint, spec.players, spec.referees, spec.onResult
+	mo.Store = spec.store
 	mgr := league.New(mo, caller, logger.With(slog.String("agent_id", "league_manager:"+league.ManagerID)))
+	if err := mgr.Restore(ctx); err != nil {
+		return nil, runtimeErr(err)
+	}
 	srv.mux.Store(mgr.Handler())
 
 	var wg sync.WaitGroup

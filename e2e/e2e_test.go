@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,6 +80,17 @@ type server struct {
 	endpoint string
 	stderr   *lockedBuffer
 	exited   chan error
+	killed   bool
+}
+
+// kill stops the process with SIGKILL, as a crash would.
+func (s *server) kill(t *testing.T) {
+	t.Helper()
+	s.killed = true
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-s.exited
 }
 
 // startServer starts a serve-* command and reads its endpoint from the
@@ -122,6 +134,9 @@ func startServer(t *testing.T, name string, args ...string) *server {
 }
 
 func (s *server) stop(t *testing.T) {
+	if s.killed {
+		return
+	}
 	select {
 	case err := <-s.exited:
 		t.Errorf("%s had already exited: %v\n%s", s.name, err, s.stderr)
@@ -325,4 +340,77 @@ func TestFaultyProcesses(t *testing.T) {
 	for _, r := range got.FinalStandings {
 		is.Equal(r.TechnicalLosses, tl[r.PlayerID]) // technical losses of each player
 	}
+}
+
+// status reads the manager's /health.
+func status(t *testing.T, endpoint string) map[string]any {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(endpoint, "/mcp") + "/health")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var h map[string]any
+	if json.UnmarshalRead(resp.Body, &h) != nil {
+		return nil
+	}
+	return h
+}
+
+// TestManagerCrashResumes: a manager on a database is SIGKILLed in the
+// middle of a league and restarted on the same file and port; the agents
+// keep their tokens, matches in flight are handed out again, late reports
+// are duplicates, and the league ends with the standings simulate gives,
+// every match counted once.
+func TestManagerCrashResumes(t *testing.T) {
+	is := is.New(t)
+	t.Setenv("LEAGUECTL_RETRY_INITIAL_DELAY", "20ms")
+	t.Setenv("LEAGUECTL_RETRY_MAX_DELAY", "100ms")
+	db := filepath.Join(t.TempDir(), "league.db")
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--db", db, "--seed", "5", "--min-players", "6")
+	port := portOf(mgr.endpoint)
+	startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", "REF01", "--seed", "5",
+		"--max-concurrent-matches", "2")
+	for i := 1; i <= 6; i++ {
+		id := fmt.Sprintf("P%02d", i)
+		// Slow players (well within the timeouts) stretch the league so
+		// that the crash falls in its middle; their choices do not change.
+		startServer(t, id, "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id, "--name", "Player "+id[1:],
+			"--seed", "5", "--fault", "slow:30ms")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h := status(t, mgr.endpoint)
+		if done, _ := h["matches_completed"].(float64); done >= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the league did not get going: %v\n%s", h, mgr.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mgr.kill(t)
+	again := startServer(t, "manager (restarted)", "serve-manager", "--port", port, "--db", db, "--seed", "5")
+	is.Equal(again.endpoint, mgr.endpoint) // the agents find it where it was
+	out, errs, code := runCLI(t, "start", "--manager", again.endpoint, "--wait", "--output", "json")
+	if code != 0 {
+		t.Fatalf("start --wait: %s\n%s", errs, again.stderr)
+	}
+	got := decode(t, out)
+	sim, _, code := runCLI(t, "simulate", "--players", "6", "--seed", "5", "--output", "json")
+	is.Equal(code, 0)
+	is.Equal(got.FinalStandings, decode(t, sim).FinalStandings) // the league a crash never touched
+	is.Equal(got.TotalMatches, 15)
+	ledger, _, code := runCLI(t, "export", "--db", db, "--format", "json")
+	is.Equal(code, 0)
+	var rows []struct {
+		MatchID string `json:"match_id"`
+		Status  string `json:"status"`
+	}
+	is.NoErr(json.Unmarshal([]byte(ledger), &rows))
+	is.Equal(len(rows), 15) // one row per match
+	for _, r := range rows {
+		is.Equal(r.Status, "DONE") // every match counted
+	}
+	is.True(strings.Contains(again.stderr.String(), `"state":"RUNNING"`)) // it resumed a running league
 }
