@@ -67,6 +67,10 @@ type Options struct {
 	OnResult func(done, total int)
 	// BroadcastConcurrency bounds the calls of one broadcast in flight.
 	BroadcastConcurrency int
+	// Store, when set, keeps the registrations, the schedule, the
+	// assignments and the results, each written before it is acknowledged;
+	// call Restore before serving.
+	Store Store
 }
 
 // agent is a registered referee or player.
@@ -108,13 +112,16 @@ type Manager struct {
 	matches   map[string]*match
 	table     *table
 	round     int // the round being played, 1-based; 0 before the start
-	counted   int
-	total     int
-	startedAt time.Time
-	started   chan struct{} // closed by start
-	finished  chan struct{} // closed when the league is complete
-	final     *protocol.LeagueCompleted
-	slots     *pool
+	// closedRound is the last round whose end was announced: a manager
+	// restored from its store resumes after it.
+	closedRound int
+	counted     int
+	total       int
+	startedAt   time.Time
+	started     chan struct{} // closed by start
+	finished    chan struct{} // closed when the league is complete
+	final       *protocol.LeagueCompleted
+	slots       *pool
 
 	// notifyMu guards notified, the results OnResult has been told of; it
 	// is never taken with mu held.
@@ -220,7 +227,7 @@ func requestedID(sender string) string {
 func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (any, error) {
 	req := r.Msg.(*protocol.RefereeRegisterRequest)
 	meta := req.RefereeMeta
-	a, token, rejected, err := m.register(protocol.RoleReferee, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
+	a, token, rejected, err := m.register(ctx, protocol.RoleReferee, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
 		meta.GameTypes, meta.MaxConcurrentMatches)
 	if err != nil {
 		return nil, err
@@ -242,7 +249,7 @@ func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (
 func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (any, error) {
 	req := r.Msg.(*protocol.LeagueRegisterRequest)
 	meta := req.PlayerMeta
-	a, token, rejected, err := m.register(protocol.RolePlayer, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
+	a, token, rejected, err := m.register(ctx, protocol.RolePlayer, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
 		meta.GameTypes, 0)
 	if err != nil {
 		return nil, err
@@ -263,7 +270,7 @@ func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (a
 // register records an agent. It refuses with an error what the agent must
 // fix (another league, an id or endpoint already registered) and rejects
 // with a reason what it cannot (registration closed, no even_odd).
-func (m *Manager) register(role protocol.Role, env protocol.Envelope, name, endpoint string, games []string, capacity int) (a *agent, token, rejected string, err error) {
+func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol.Envelope, name, endpoint string, games []string, capacity int) (a *agent, token, rejected string, err error) {
 	if env.LeagueID != "" && env.LeagueID != m.opts.LeagueID {
 		return nil, "", "", &protocol.Error{Code: protocol.ErrLeagueNotFound,
 			Detail:  fmt.Sprintf("this manager runs league %q, not %q", m.opts.LeagueID, protocol.Clip(env.LeagueID)),
@@ -300,6 +307,11 @@ func (m *Manager) register(role protocol.Role, env protocol.Envelope, name, endp
 	if a.name == "" {
 		a.name = id
 	}
+	if err := m.persist(ctx, "registration", func(ctx context.Context, s Store) error {
+		return s.SaveAgent(ctx, agentRecord(a))
+	}); err != nil {
+		return nil, "", "", err
+	}
 	m.agents[id] = a
 	m.endpoints[endpoint] = id
 	if role == protocol.RoleReferee {
@@ -309,7 +321,7 @@ func (m *Manager) register(role protocol.Role, env protocol.Envelope, name, endp
 		m.players = append(m.players, a)
 		m.table.add(id, a.name)
 	}
-	m.maybeStartLocked(false)
+	m.maybeStartLocked(ctx, false)
 	return a, token, "", nil
 }
 
@@ -357,6 +369,13 @@ func (m *Manager) authenticate(env *protocol.Envelope, roles ...protocol.Role) (
 	if subtle.ConstantTimeCompare(h[:], a.tokenHash[:]) != 1 {
 		return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token does not belong to %s", s)
 	}
+	m.mu.Lock()
+	if a.token == "" {
+		// A manager restored from its store knows only the hash; the agent
+		// has just shown the token, so it can be sent the token again.
+		a.token = env.AuthToken
+	}
+	m.mu.Unlock()
 	if !containsRole(roles, a.role) {
 		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "a %s may not send this", a.role)
 	}
@@ -370,13 +389,13 @@ var errNotReady = errors.New("a league needs at least 2 players and 1 referee")
 
 // Start starts the league now if it can: with at least two players and one
 // referee. Starting a league that runs or has finished does nothing.
-func (m *Manager) Start() error {
+func (m *Manager) Start(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.startLocked()
+	return m.startLocked(ctx)
 }
 
-func (m *Manager) startLocked() error {
+func (m *Manager) startLocked(ctx context.Context) error {
 	if m.state != StateRegistration {
 		return nil
 	}
@@ -389,16 +408,14 @@ func (m *Manager) startLocked() error {
 		ids[i] = p.id
 	}
 	sort.Strings(ids)
-	for _, round := range Schedule(ids) {
-		ms := make([]*match, len(round))
-		for i, p := range round {
-			ms[i] = &match{Pairing: p, state: "PENDING", assigned: map[string]bool{}, done: make(chan struct{})}
-			m.matches[p.MatchID] = ms[i]
-		}
-		m.rounds = append(m.rounds, ms)
+	schedule, now := Schedule(ids), m.clock()
+	if err := m.persist(ctx, "schedule", func(ctx context.Context, s Store) error {
+		return s.SaveSchedule(ctx, now, schedule)
+	}); err != nil {
+		return err
 	}
-	m.total = len(m.matches)
-	m.state, m.startedAt = StateRunning, m.clock()
+	m.buildRoundsLocked(schedule)
+	m.state, m.startedAt = StateRunning, now
 	close(m.started)
 	m.log.LogAttrs(context.Background(), slog.LevelInfo, "league started", slog.String("league_id", m.opts.LeagueID),
 		slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)),
@@ -408,11 +425,11 @@ func (m *Manager) startLocked() error {
 
 // maybeStartLocked starts the league when the minimum is reached, or, at
 // the end of the registration window, when it can start at all.
-func (m *Manager) maybeStartLocked(windowOver bool) {
+func (m *Manager) maybeStartLocked(ctx context.Context, windowOver bool) {
 	refs := max(m.opts.MinReferees, 1)
 	if (m.opts.MinPlayers > 0 && len(m.players) >= m.opts.MinPlayers && len(m.referees) >= refs) ||
 		(windowOver && len(m.players) >= 2 && len(m.referees) >= 1) {
-		_ = m.startLocked()
+		_ = m.startLocked(ctx)
 	}
 }
 
@@ -420,7 +437,7 @@ func (m *Manager) onStartLeague(ctx context.Context, r *transport.Request) (any,
 	if err := m.checkAdmin(r); err != nil {
 		return nil, err
 	}
-	if err := m.Start(); err != nil {
+	if err := m.Start(ctx); err != nil {
 		return nil, err
 	}
 	st := m.Status()

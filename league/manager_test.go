@@ -3,6 +3,7 @@ package league_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -95,7 +96,7 @@ func TestRegistration(t *testing.T) {
 
 		is.Equal(h.status(), league.Status{LeagueID: leagueID, State: league.StateRegistration, Players: 2, Referees: 2})
 
-		is.NoErr(h.mgr.Start())
+		is.NoErr(h.mgr.Start(context.Background()))
 		late, err := h.registerPlayer("player:P02", endpoint("p2"))
 		is.NoErr(err)
 		is.Equal(late.Status, protocol.StatusRejected) // after the start

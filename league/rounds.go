@@ -29,7 +29,7 @@ func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
 			waiting = false
 		case <-window:
 			m.mu.Lock()
-			m.maybeStartLocked(true)
+			m.maybeStartLocked(ctx, true)
 			m.mu.Unlock()
 			window = nil
 		case <-ctx.Done():
@@ -37,9 +37,15 @@ func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
 		}
 	}
 	m.mu.Lock()
-	rounds := len(m.rounds)
+	rounds, closed, final := len(m.rounds), m.closedRound, m.final
 	m.mu.Unlock()
-	for r := 1; r <= rounds; r++ {
+	if final != nil {
+		return final, nil // restored from a store that holds a finished league
+	}
+	// A manager restored from its store resumes after the last round whose
+	// end it announced; the matches of a round that already have a result
+	// are not played again.
+	for r := closed + 1; r <= rounds; r++ {
 		if err := m.playRound(ctx, r); err != nil {
 			return nil, err
 		}
@@ -116,6 +122,13 @@ func (m *Manager) playRound(ctx context.Context, r int) error {
 			RoundID:  r, MatchesCompleted: len(ms), NextRoundID: next, Summary: &summary,
 		}
 	})
+	if err := m.persist(ctx, "end of the round", func(ctx context.Context, s Store) error {
+		return s.SaveRoundClosed(ctx, r)
+	}); err == nil {
+		m.mu.Lock()
+		m.closedRound = r
+		m.mu.Unlock()
+	}
 	log.LogAttrs(ctx, slog.LevelInfo, "round completed", slog.Int("wins", summary.Wins),
 		slog.Int("draws", summary.Draws), slog.Int("technical_losses", summary.TechnicalLosses))
 	return nil
@@ -171,12 +184,28 @@ func interleave(slots []*agent) []*agent {
 // (or to itself, once it is back); a report that comes late from an
 // earlier referee still counts if no other came first.
 func (m *Manager) runMatch(ctx context.Context, mt *match) {
+	select {
+	case <-mt.done:
+		return // counted before a restart
+	default:
+	}
 	backoff := m.opts.Retry.BackOff()
 	var avoid string
 	for attempt := 1; ; attempt++ {
 		ref, err := m.slots.acquire(ctx, avoid)
 		if err != nil {
 			return
+		}
+		// The assignment is recorded before the referee hears of it, so
+		// that its report is recognised even after a restart.
+		if err := m.persist(ctx, "assignment", func(ctx context.Context, s Store) error {
+			return s.SaveAssignment(ctx, mt.MatchID, ref.id, m.clock())
+		}); err != nil {
+			m.slots.release(ref)
+			if !m.wait(ctx, mt, backoff.NextBackOff()) {
+				return
+			}
+			continue
 		}
 		m.mu.Lock()
 		mt.state, mt.referee = "RUNNING", ref.id
@@ -219,19 +248,27 @@ func (m *Manager) runMatch(ctx context.Context, mt *match) {
 		default:
 		}
 		avoid = ref.id
-		if d := backoff.NextBackOff(); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-mt.done:
-				t.Stop()
-				return
-			case <-ctx.Done():
-				t.Stop()
-				return
-			}
+		if !m.wait(ctx, mt, backoff.NextBackOff()) {
+			return
 		}
 	}
+}
+
+// wait waits d before another attempt at mt, and reports false when there
+// is no need for one (mt was counted meanwhile) or no point (ctx ended).
+func (m *Manager) wait(ctx context.Context, mt *match, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-mt.done:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 // startMatch sends START_MATCH. A referee of another implementation may
@@ -317,6 +354,15 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 		return nil, err
 	}
 	o.Referee = ref.id
+	// Recorded before it is counted and acknowledged: a referee whose
+	// report is refused here tries again.
+	if err := m.persist(ctx, "result", func(ctx context.Context, s Store) error {
+		_, err := s.SaveResult(ctx, resultRecord(o, mt.Round, rep.ConversationID, m.clock()))
+		return err
+	}); err != nil {
+		m.mu.Unlock()
+		return nil, err
+	}
 	mt.result, mt.state = o, "DONE"
 	m.table.apply(o)
 	m.counted++
@@ -356,8 +402,30 @@ func (m *Manager) reportAck(rep *protocol.MatchResultReport, ref *agent, status,
 }
 
 // complete builds LEAGUE_COMPLETED and sends it to every player and referee.
+// The completion is recorded after the agents were told: a manager that
+// stops in between tells them again when it is restarted.
 func (m *Manager) complete(ctx context.Context) *protocol.LeagueCompleted {
 	m.mu.Lock()
+	lc := m.completedLocked()
+	everyone := append(append([]*agent(nil), m.players...), m.referees...)
+	m.mu.Unlock()
+	m.broadcast(ctx, everyone, protocol.MethodNotifyLeagueComplete, func(to *agent, token string) any {
+		msg := *lc
+		msg.Envelope.AuthToken = token
+		return &msg
+	})
+	_ = m.persist(ctx, "completion", func(ctx context.Context, s Store) error { return s.SaveCompletion(ctx, m.clock()) })
+	m.mu.Lock()
+	m.state, m.final = StateCompleted, lc
+	close(m.finished)
+	m.mu.Unlock()
+	m.log.LogAttrs(ctx, slog.LevelInfo, "league completed", slog.String("champion", lc.Champion.PlayerID),
+		slog.Int("points", lc.Champion.Points))
+	return lc
+}
+
+// completedLocked is the LEAGUE_COMPLETED of the league as it stands.
+func (m *Manager) completedLocked() *protocol.LeagueCompleted {
 	standings := m.table.ranked()
 	lc := &protocol.LeagueCompleted{
 		Envelope:       m.envelope(protocol.TypeLeagueCompleted, "conv-"+m.opts.LeagueID+"-completed", ""),
@@ -369,19 +437,6 @@ func (m *Manager) complete(ctx context.Context) *protocol.LeagueCompleted {
 		lc.Champion = &protocol.Champion{PlayerID: standings[0].PlayerID, DisplayName: standings[0].DisplayName,
 			Points: standings[0].Points}
 	}
-	everyone := append(append([]*agent(nil), m.players...), m.referees...)
-	m.mu.Unlock()
-	m.broadcast(ctx, everyone, protocol.MethodNotifyLeagueComplete, func(to *agent, token string) any {
-		msg := *lc
-		msg.Envelope.AuthToken = token
-		return &msg
-	})
-	m.mu.Lock()
-	m.state, m.final = StateCompleted, lc
-	close(m.finished)
-	m.mu.Unlock()
-	m.log.LogAttrs(ctx, slog.LevelInfo, "league completed", slog.String("champion", lc.Champion.PlayerID),
-		slog.Int("points", lc.Champion.Points))
 	return lc
 }
 

@@ -1,0 +1,138 @@
+package league
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// storeTimeout bounds one write to the store.
+const storeTimeout = 10 * time.Second
+
+// persist runs a write to the store, if there is one, with a bounded
+// context. A failed write is E015: the caller's request is refused and may
+// be retried, since nothing was acknowledged.
+func (m *Manager) persist(ctx context.Context, what string, write func(ctx context.Context, s Store) error) error {
+	if m.opts.Store == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	if err := write(ctx, m.opts.Store); err != nil {
+		m.log.LogAttrs(ctx, slog.LevelError, "store write failed", slog.String("what", what), slog.String("error", err.Error()))
+		return protocol.Errorf(protocol.ErrInternal, "could not record the %s", what)
+	}
+	return nil
+}
+
+// Restore reads back the league the store holds, or records a new league
+// in it. Call it once, before serving, when Options.Store is set. A store
+// holds one league: its id must be this manager's; its seed and scoring
+// are the league's and replace those of the options.
+func (m *Manager) Restore(ctx context.Context) error {
+	if m.opts.Store == nil {
+		return nil
+	}
+	saved, err := m.opts.Store.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("read the league store: %w", err)
+	}
+	if saved == nil {
+		return m.opts.Store.CreateLeague(ctx, LeagueRecord{LeagueID: m.opts.LeagueID, Seed: m.opts.Seed,
+			Scoring: m.opts.Scoring, CreatedAt: m.clock()})
+	}
+	if saved.League.LeagueID != m.opts.LeagueID {
+		return fmt.Errorf("the store holds league %q, not %q: give another --db or --league-id %s",
+			saved.League.LeagueID, m.opts.LeagueID, saved.League.LeagueID)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.opts.Seed, m.opts.Scoring = saved.League.Seed, saved.League.Scoring
+	m.table = newTable(saved.League.Scoring)
+	for _, r := range saved.Agents {
+		a := &agent{id: r.ID, name: r.DisplayName, endpoint: r.Endpoint, role: r.Role, tokenHash: r.TokenHash,
+			capacity: r.Capacity, registeredAt: r.RegisteredAt}
+		m.agents[a.id] = a
+		m.endpoints[a.endpoint] = a.id
+		if a.role == protocol.RoleReferee {
+			m.referees = append(m.referees, a)
+			m.slots.add(a, a.capacity)
+		} else {
+			m.players = append(m.players, a)
+			m.table.add(a.id, a.name)
+		}
+	}
+	if saved.State == StateRegistration {
+		m.log.LogAttrs(ctx, slog.LevelInfo, "league restored", slog.String("state", saved.State),
+			slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)))
+		return nil
+	}
+	m.buildRoundsLocked(saved.Rounds)
+	for id, refs := range saved.Assignments {
+		if mt := m.matches[id]; mt != nil {
+			for _, ref := range refs {
+				mt.assigned[ref] = true
+				mt.referee = ref
+			}
+		}
+	}
+	for _, r := range saved.Results {
+		mt := m.matches[r.MatchID]
+		if mt == nil {
+			return fmt.Errorf("the store has a result of %s, which is not in its schedule", r.MatchID)
+		}
+		o := &outcome{MatchID: r.MatchID, A: mt.A, B: mt.B, StatusA: r.StatusA, StatusB: r.StatusB, Winner: r.Winner,
+			DrawnNumber: r.DrawnNumber, TechnicalLosses: r.TechnicalLosses, Reason: r.Reason, Referee: r.Referee,
+			Choices: map[string]string{}}
+		if r.ChoiceA != "" {
+			o.Choices[mt.A] = r.ChoiceA
+		}
+		if r.ChoiceB != "" {
+			o.Choices[mt.B] = r.ChoiceB
+		}
+		mt.result, mt.state = o, "DONE"
+		m.table.apply(o)
+		m.counted++
+		close(mt.done)
+	}
+	m.notified = m.counted
+	m.closedRound = saved.ClosedRound
+	m.state, m.startedAt = StateRunning, saved.StartedAt
+	close(m.started)
+	if saved.State == StateCompleted {
+		m.final = m.completedLocked()
+		m.state = StateCompleted
+		close(m.finished)
+	}
+	m.log.LogAttrs(ctx, slog.LevelInfo, "league restored", slog.String("state", saved.State),
+		slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)),
+		slog.Int("matches_counted", m.counted), slog.Int("matches", m.total))
+	return nil
+}
+
+// buildRoundsLocked sets up the matches of a schedule.
+func (m *Manager) buildRoundsLocked(rounds [][]Pairing) {
+	for _, round := range rounds {
+		ms := make([]*match, len(round))
+		for i, p := range round {
+			ms[i] = &match{Pairing: p, state: "PENDING", assigned: map[string]bool{}, done: make(chan struct{})}
+			m.matches[p.MatchID] = ms[i]
+		}
+		m.rounds = append(m.rounds, ms)
+	}
+	m.total = len(m.matches)
+}
+
+func agentRecord(a *agent) AgentRecord {
+	return AgentRecord{ID: a.id, Role: a.role, DisplayName: a.name, Endpoint: a.endpoint, TokenHash: a.tokenHash,
+		Capacity: a.capacity, RegisteredAt: a.registeredAt}
+}
+
+func resultRecord(o *outcome, round int, conversation string, at time.Time) ResultRecord {
+	return ResultRecord{MatchID: o.MatchID, Round: round, Referee: o.Referee, StatusA: o.StatusA, StatusB: o.StatusB,
+		Winner: o.Winner, DrawnNumber: o.DrawnNumber, ChoiceA: o.Choices[o.A], ChoiceB: o.Choices[o.B],
+		TechnicalLosses: o.TechnicalLosses, Reason: o.Reason, ConversationID: conversation, ReportedAt: at}
+}

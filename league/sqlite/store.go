@@ -1,0 +1,378 @@
+// Package sqlite is the League Manager's store in an embedded SQLite
+// database (modernc.org/sqlite, pure Go): WAL, every write a transaction
+// that is durable (synchronous=FULL) before it returns.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	msqlite "modernc.org/sqlite"
+
+	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// SchemaVersion is the newest schema this build reads and writes.
+const SchemaVersion = 1
+
+// Memory is the path of a throwaway in-memory database.
+const Memory = ":memory:"
+
+// migrations[i] takes a database from schema version i to i+1.
+var migrations = [...]string{
+	`CREATE TABLE league (
+		id           INTEGER PRIMARY KEY CHECK (id = 1),
+		league_id    TEXT    NOT NULL,
+		seed         TEXT    NOT NULL, -- a uint64, which SQLite integers cannot hold
+		scoring_win  INTEGER NOT NULL,
+		scoring_draw INTEGER NOT NULL,
+		scoring_loss INTEGER NOT NULL,
+		state        TEXT    NOT NULL,
+		closed_round INTEGER NOT NULL DEFAULT 0,
+		created_at   TEXT    NOT NULL,
+		started_at   TEXT,
+		completed_at TEXT
+	);
+	CREATE TABLE agents (
+		seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+		id            TEXT    NOT NULL UNIQUE,
+		role          TEXT    NOT NULL,
+		display_name  TEXT    NOT NULL,
+		endpoint      TEXT    NOT NULL UNIQUE,
+		token_sha256  TEXT    NOT NULL, -- the hash only, never the token
+		capacity      INTEGER NOT NULL,
+		registered_at TEXT    NOT NULL
+	);
+	CREATE TABLE matches (
+		match_id TEXT    PRIMARY KEY,
+		round    INTEGER NOT NULL,
+		position INTEGER NOT NULL,
+		player_a TEXT    NOT NULL,
+		player_b TEXT    NOT NULL
+	);
+	CREATE TABLE assignments (
+		match_id    TEXT NOT NULL REFERENCES matches (match_id),
+		referee_id  TEXT NOT NULL,
+		assigned_at TEXT NOT NULL,
+		PRIMARY KEY (match_id, referee_id)
+	);
+	CREATE TABLE results (
+		seq              INTEGER PRIMARY KEY AUTOINCREMENT,
+		match_id         TEXT    NOT NULL UNIQUE REFERENCES matches (match_id),
+		referee_id       TEXT    NOT NULL,
+		status_a         TEXT    NOT NULL,
+		status_b         TEXT    NOT NULL,
+		winner           TEXT    NOT NULL,
+		drawn_number     INTEGER, -- NULL when a technical loss decided the match
+		choice_a         TEXT    NOT NULL,
+		choice_b         TEXT    NOT NULL,
+		technical_losses TEXT    NOT NULL, -- JSON array
+		reason           TEXT    NOT NULL,
+		conversation_id  TEXT    NOT NULL,
+		reported_at      TEXT    NOT NULL
+	);`,
+}
+
+// ErrNewerSchema is returned for a database written by a newer leaguectl.
+var ErrNewerSchema = errors.New("database schema is newer than this leaguectl")
+
+// Store is a league.Store in SQLite.
+type Store struct {
+	db *sql.DB
+}
+
+var _ league.Store = (*Store)(nil)
+
+// connector opens connections with the driver itself rather than through
+// database/sql's process-wide registry of driver names.
+type connector struct {
+	dsn string
+	drv msqlite.Driver
+}
+
+func (c *connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c *connector) Driver() driver.Driver                        { return &c.drv }
+
+// Open opens (creating it if need be) the database at path, or a
+// throwaway one for Memory, and brings its schema up to date.
+func Open(ctx context.Context, path string) (*Store, error) {
+	pragmas := url.Values{"_pragma": {"busy_timeout(5000)", "foreign_keys(1)", "synchronous(FULL)", "journal_mode(WAL)"}}
+	dsn := "file:" + path + "?" + pragmas.Encode()
+	if path == Memory {
+		dsn = "file::memory:?" + pragmas.Encode()
+	}
+	db := sql.OpenDB(&connector{dsn: dsn})
+	// One connection: writes are serialised by the manager anyway, and an
+	// in-memory database exists per connection.
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Version is the schema version of the database.
+func (s *Store) Version(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	v, err := s.Version(ctx)
+	if err != nil {
+		return fmt.Errorf("not a database leaguectl can read: %w", err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: it is at version %d, this build reads up to %d", ErrNewerSchema, v, SchemaVersion)
+	}
+	for ; v < SchemaVersion; v++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate to version %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v+1)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func parseTS(s sql.NullString) time.Time {
+	if !s.Valid {
+		return time.Time{}
+	}
+	t, _ := time.Parse(time.RFC3339Nano, s.String)
+	return t
+}
+
+// CreateLeague implements league.Store.
+func (s *Store) CreateLeague(ctx context.Context, l league.LeagueRecord) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO league (id, league_id, seed, scoring_win, scoring_draw, scoring_loss, state, created_at)
+		VALUES (1, ?, ?, ?, ?, ?, ?, ?)`, l.LeagueID, strconv.FormatUint(l.Seed, 10),
+		l.Scoring.Win, l.Scoring.Draw, l.Scoring.Loss, league.StateRegistration, ts(l.CreatedAt))
+	return err
+}
+
+// SaveAgent implements league.Store.
+func (s *Store) SaveAgent(ctx context.Context, a league.AgentRecord) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, capacity, registered_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, a.ID, string(a.Role), a.DisplayName, a.Endpoint,
+		hex.EncodeToString(a.TokenHash[:]), a.Capacity, ts(a.RegisteredAt))
+	return err
+}
+
+// SaveSchedule implements league.Store.
+func (s *Store) SaveSchedule(ctx context.Context, startedAt time.Time, rounds [][]league.Pairing) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO matches (match_id, round, position, player_a, player_b) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, round := range rounds {
+		for i, p := range round {
+			if _, err := ins.ExecContext(ctx, p.MatchID, p.Round, i, p.A, p.B); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE league SET state = ?, started_at = ? WHERE id = 1`,
+		league.StateRunning, ts(startedAt)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// SaveAssignment implements league.Store.
+func (s *Store) SaveAssignment(ctx context.Context, matchID, refereeID string, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO assignments (match_id, referee_id, assigned_at) VALUES (?, ?, ?)
+		ON CONFLICT (match_id, referee_id) DO NOTHING`, matchID, refereeID, ts(at))
+	return err
+}
+
+// SaveResult implements league.Store: the first result of a match stands.
+func (s *Store) SaveResult(ctx context.Context, r league.ResultRecord) (bool, error) {
+	tl, err := json.Marshal(r.TechnicalLosses)
+	if err != nil {
+		return false, err
+	}
+	if r.TechnicalLosses == nil {
+		tl = []byte("[]")
+	}
+	var drawn any
+	if r.DrawnNumber != 0 {
+		drawn = r.DrawnNumber
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO results (match_id, referee_id, status_a, status_b, winner, drawn_number,
+		choice_a, choice_b, technical_losses, reason, conversation_id, reported_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (match_id) DO NOTHING`,
+		r.MatchID, r.Referee, r.StatusA, r.StatusB, r.Winner, drawn, r.ChoiceA, r.ChoiceB, string(tl), r.Reason,
+		r.ConversationID, ts(r.ReportedAt))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// SaveRoundClosed implements league.Store.
+func (s *Store) SaveRoundClosed(ctx context.Context, r int) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE league SET closed_round = ? WHERE id = 1 AND closed_round < ?`, r, r)
+	return err
+}
+
+// SaveCompletion implements league.Store.
+func (s *Store) SaveCompletion(ctx context.Context, at time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE league SET state = ?, completed_at = ? WHERE id = 1`, league.StateCompleted, ts(at))
+	return err
+}
+
+// Load implements league.Store.
+func (s *Store) Load(ctx context.Context) (*league.Saved, error) {
+	var sv league.Saved
+	var seed string
+	var started, completed, created sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT league_id, seed, scoring_win, scoring_draw, scoring_loss, state, closed_round,
+		created_at, started_at, completed_at FROM league WHERE id = 1`).Scan(&sv.League.LeagueID, &seed,
+		&sv.League.Scoring.Win, &sv.League.Scoring.Draw, &sv.League.Scoring.Loss, &sv.State, &sv.ClosedRound,
+		&created, &started, &completed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if sv.League.Seed, err = strconv.ParseUint(seed, 10, 64); err != nil {
+		return nil, fmt.Errorf("league seed %q: %w", seed, err)
+	}
+	sv.League.CreatedAt, sv.StartedAt, sv.CompletedAt = parseTS(created), parseTS(started), parseTS(completed)
+
+	if err := s.loadAgents(ctx, &sv); err != nil {
+		return nil, err
+	}
+	if err := s.loadMatches(ctx, &sv); err != nil {
+		return nil, err
+	}
+	if err := s.loadResults(ctx, &sv); err != nil {
+		return nil, err
+	}
+	return &sv, nil
+}
+
+func (s *Store) loadAgents(ctx context.Context, sv *league.Saved) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, role, display_name, endpoint, token_sha256, capacity, registered_at FROM agents ORDER BY seq`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a league.AgentRecord
+		var role, hash string
+		var at sql.NullString
+		if err := rows.Scan(&a.ID, &role, &a.DisplayName, &a.Endpoint, &hash, &a.Capacity, &at); err != nil {
+			return err
+		}
+		h, err := hex.DecodeString(hash)
+		if err != nil || len(h) != len(a.TokenHash) {
+			return fmt.Errorf("agent %s: a token hash of the wrong form", a.ID)
+		}
+		copy(a.TokenHash[:], h)
+		a.Role, a.RegisteredAt = protocol.Role(role), parseTS(at)
+		sv.Agents = append(sv.Agents, a)
+	}
+	return rows.Err()
+}
+
+func (s *Store) loadMatches(ctx context.Context, sv *league.Saved) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT match_id, round, player_a, player_b FROM matches ORDER BY round, position`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p league.Pairing
+		if err := rows.Scan(&p.MatchID, &p.Round, &p.A, &p.B); err != nil {
+			return err
+		}
+		for len(sv.Rounds) < p.Round {
+			sv.Rounds = append(sv.Rounds, nil)
+		}
+		sv.Rounds[p.Round-1] = append(sv.Rounds[p.Round-1], p)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+	sv.Assignments = map[string][]string{}
+	arows, err := s.db.QueryContext(ctx, `SELECT match_id, referee_id FROM assignments ORDER BY assigned_at, referee_id`)
+	if err != nil {
+		return err
+	}
+	defer arows.Close()
+	for arows.Next() {
+		var m, r string
+		if err := arows.Scan(&m, &r); err != nil {
+			return err
+		}
+		sv.Assignments[m] = append(sv.Assignments[m], r)
+	}
+	return arows.Err()
+}
+
+func (s *Store) loadResults(ctx context.Context, sv *league.Saved) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT r.match_id, m.round, r.referee_id, r.status_a, r.status_b, r.winner, r.drawn_number,
+		r.choice_a, r.choice_b, r.technical_losses, r.reason, r.conversation_id, r.reported_at
+		FROM results r JOIN matches m ON m.match_id = r.match_id ORDER BY r.seq`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r league.ResultRecord
+		var drawn sql.NullInt64
+		var tl string
+		var at sql.NullString
+		if err := rows.Scan(&r.MatchID, &r.Round, &r.Referee, &r.StatusA, &r.StatusB, &r.Winner, &drawn,
+			&r.ChoiceA, &r.ChoiceB, &tl, &r.Reason, &r.ConversationID, &at); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(tl), &r.TechnicalLosses); err != nil {
+			return fmt.Errorf("result of %s: %w", r.MatchID, err)
+		}
+		if len(r.TechnicalLosses) == 0 {
+			r.TechnicalLosses = nil
+		}
+		r.DrawnNumber, r.ReportedAt = int(drawn.Int64), parseTS(at)
+		sv.Results = append(sv.Results, r)
+	}
+	return rows.Err()
+}
