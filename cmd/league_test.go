@@ -15,7 +15,9 @@ import (
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
-func strategiesOf(t *testing.T, names ...string) []player.Strategy {
+func strategiesOf(t *testing.T, names ...string) []player.Strategy { return strategiesOfB(t, names...) }
+
+func strategiesOfB(t testing.TB, names ...string) []player.Strategy {
 	t.Helper()
 	out := make([]player.Strategy, len(names))
 	for i, n := range names {
