@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,6 +99,11 @@ func (s *server) kill(t *testing.T) {
 // that the process exits 0 within the shutdown grace.
 func startServer(t *testing.T, name string, args ...string) *server {
 	t.Helper()
+	if args[0] == "serve-manager" && !slices.Contains(args, "--db") {
+		// Without --db a manager keeps its league in a file in the working
+		// directory, and the next test's manager would resume it.
+		args = append(args, "--db", filepath.Join(t.TempDir(), "league.db"))
+	}
 	s := &server{name: name, cmd: exec.Command(bin(t), args...), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
 	s.cmd.Stderr = s.stderr
 	stdout, err := s.cmd.StdoutPipe()

@@ -88,6 +88,14 @@ func defaults(o league.Options) league.Options {
 
 func newHarness(t *testing.T, n *transporttest.Net, opts league.Options) *harness {
 	t.Helper()
+	return newHarnessAt(t, n, "league_manager", opts)
+}
+
+// newHarnessAt serves the manager under name: a manager restarted after a
+// crash is another listener on the same network. A manager with a store
+// restores its league before it serves.
+func newHarnessAt(t *testing.T, n *transporttest.Net, name string, opts league.Options) *harness {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	h := &harness{t: t, n: n, c: n.Client(time.Second), ctx: ctx, cancel: cancel, runErr: make(chan error, 1)}
 	opts = defaults(opts)
@@ -103,7 +111,12 @@ func newHarness(t *testing.T, n *transporttest.Net, opts league.Options) *harnes
 		}
 	}
 	h.mgr = league.New(opts, h.c, nil)
-	h.ep = n.Serve(t, "league_manager", h.mgr.Handler())
+	if opts.Store != nil {
+		if err := h.mgr.Restore(ctx); err != nil {
+			t.Fatalf("restore: %v", err)
+		}
+	}
+	h.ep = n.Serve(t, name, h.mgr.Handler())
 	t.Cleanup(h.stop)
 	return h
 }

@@ -66,6 +66,10 @@ func (m *Manager) Restore(ctx context.Context) error {
 		}
 	}
 	if saved.State == StateRegistration {
+		// The manager may have stopped after the registration that reached
+		// the minimum and before the start: no other registration may come
+		// to start the league.
+		m.maybeStartLocked(ctx, false)
 		m.log.LogAttrs(ctx, slog.LevelInfo, "league restored", slog.String("state", saved.State),
 			slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)))
 		return nil
@@ -77,6 +81,8 @@ func (m *Manager) Restore(ctx context.Context) error {
 				mt.assigned[ref] = true
 				mt.referee = ref
 			}
+			// Its referee may still be playing it, and report it.
+			mt.state = "RUNNING"
 		}
 	}
 	for _, r := range saved.Results {
@@ -84,19 +90,19 @@ func (m *Manager) Restore(ctx context.Context) error {
 		if mt == nil {
 			return fmt.Errorf("the store has a result of %s, which is not in its schedule", r.MatchID)
 		}
-		o := &outcome{MatchID: r.MatchID, A: mt.A, B: mt.B, StatusA: r.StatusA, StatusB: r.StatusB, Winner: r.Winner,
-			DrawnNumber: r.DrawnNumber, TechnicalLosses: r.TechnicalLosses, Reason: r.Reason, Referee: r.Referee,
-			Choices: map[string]string{}}
-		if r.ChoiceA != "" {
-			o.Choices[mt.A] = r.ChoiceA
-		}
-		if r.ChoiceB != "" {
-			o.Choices[mt.B] = r.ChoiceB
-		}
+		o := savedOutcome(r, mt)
 		mt.result, mt.state = o, "DONE"
 		m.table.apply(o)
 		m.counted++
 		close(mt.done)
+	}
+	// The round under way: the last one announced, or the one after it
+	// once any of its matches was handed out.
+	m.round = saved.ClosedRound
+	for _, mt := range m.matches {
+		if len(mt.assigned) > 0 || mt.result != nil {
+			m.round = max(m.round, mt.Round)
+		}
 	}
 	m.notified = m.counted
 	m.closedRound = saved.ClosedRound
@@ -124,6 +130,20 @@ func (m *Manager) buildRoundsLocked(rounds [][]Pairing) {
 		m.rounds = append(m.rounds, ms)
 	}
 	m.total = len(m.matches)
+}
+
+// savedOutcome is the outcome of match mt that the store holds.
+func savedOutcome(r ResultRecord, mt *match) *outcome {
+	o := &outcome{MatchID: r.MatchID, A: mt.A, B: mt.B, StatusA: r.StatusA, StatusB: r.StatusB, Winner: r.Winner,
+		DrawnNumber: r.DrawnNumber, TechnicalLosses: r.TechnicalLosses, Reason: r.Reason, Referee: r.Referee,
+		Choices: map[string]string{}}
+	if r.ChoiceA != "" {
+		o.Choices[mt.A] = r.ChoiceA
+	}
+	if r.ChoiceB != "" {
+		o.Choices[mt.B] = r.ChoiceB
+	}
+	return o
 }
 
 func agentRecord(a *agent) AgentRecord {

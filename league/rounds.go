@@ -356,9 +356,24 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	o.Referee = ref.id
 	// Recorded before it is counted and acknowledged: a referee whose
 	// report is refused here tries again.
+	status, msg := protocol.StatusAccepted, ""
 	if err := m.persist(ctx, "result", func(ctx context.Context, s Store) error {
-		_, err := s.SaveResult(ctx, resultRecord(o, mt.Round, rep.ConversationID, m.clock()))
-		return err
+		inserted, err := s.SaveResult(ctx, resultRecord(o, mt.Round, rep.ConversationID, m.clock()))
+		if err != nil || inserted {
+			return err
+		}
+		// The store has a result of this match already: a write that was
+		// reported failed had been made after all. The first result
+		// stands, here as in the store.
+		stored, err := storedResult(ctx, s, mt.MatchID)
+		if err != nil {
+			return err
+		}
+		o = savedOutcome(*stored, mt)
+		if stored.Referee != ref.id {
+			status, msg = protocol.StatusDuplicate, "this match's result was already counted"
+		}
+		return nil
 	}); err != nil {
 		m.mu.Unlock()
 		return nil, err
@@ -373,7 +388,23 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	close(mt.done)
 	m.log.LogAttrs(ctx, slog.LevelDebug, "result counted", slog.String("match_id", o.MatchID),
 		slog.String("result", o.String()), slog.String("conversation_id", rep.ConversationID))
-	return m.reportAck(rep, ref, protocol.StatusAccepted, ""), nil
+	return m.reportAck(rep, ref, status, msg), nil
+}
+
+// storedResult is the result of a match the store holds.
+func storedResult(ctx context.Context, s Store, matchID string) (*ResultRecord, error) {
+	saved, err := s.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if saved != nil {
+		for _, r := range saved.Results {
+			if r.MatchID == matchID {
+				return &r, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("the store refused a result of %s but has none", matchID)
 }
 
 // notify tells OnResult that done of total results are counted. Results of

@@ -55,7 +55,7 @@ start_agent() {
 	fi
 }
 
-start_agent manager serve-manager --port 0 --seed "$SEED"
+start_agent manager serve-manager --port 0 --seed "$SEED" --db "$work/league.db"
 MANAGER=$ENDPOINT
 for i in $(seq 1 "$REFEREES"); do
 	id=$(printf 'REF%02d' "$i")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json"
 
@@ -63,6 +64,16 @@ func OpenExisting(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
+// ledgerTime is a stored time as the ledger shows it: RFC 3339, without
+// the trailing zeros of the stored form.
+func ledgerTime(s sql.NullString) string {
+	t, err := time.Parse(time.RFC3339Nano, s.String)
+	if err != nil {
+		return s.String
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
 // Ledger is one row per scheduled match, in schedule order.
 func (s *Store) Ledger(ctx context.Context) ([]LedgerRow, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT m.round, m.match_id, m.player_a, m.player_b,
@@ -87,7 +98,8 @@ func (s *Store) Ledger(ctx context.Context) ([]LedgerRow, error) {
 			l.Status = "DONE"
 		}
 		l.Referee, l.ChoiceA, l.ChoiceB, l.Winner = ref.String, ca.String, cb.String, winner.String
-		l.ResultA, l.ResultB, l.AssignedAt, l.ReportedAt = sa.String, sb.String, assigned.String, reported.String
+		l.ResultA, l.ResultB = sa.String, sb.String
+		l.AssignedAt, l.ReportedAt = ledgerTime(assigned), ledgerTime(reported)
 		l.DrawnNumber = int(drawn.Int64)
 		if tl.Valid && tl.String != "[]" {
 			var losses []protocol.TechnicalLoss

@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/protocol"
@@ -23,6 +25,9 @@ import (
 
 // SchemaVersion is the newest schema this build reads and writes.
 const SchemaVersion = 1
+
+// busyTimeout is how long a write waits for another connection's.
+const busyTimeout = 5 * time.Second
 
 // Memory is the path of a throwaway in-memory database.
 const Memory = ":memory:"
@@ -105,22 +110,38 @@ func (c *connector) Driver() driver.Driver                        { return &c.dr
 // Open opens (creating it if need be) the database at path, or a
 // throwaway one for Memory, and brings its schema up to date.
 func Open(ctx context.Context, path string) (*Store, error) {
-	pragmas := url.Values{"_pragma": {"busy_timeout(5000)", "foreign_keys(1)", "synchronous(FULL)", "journal_mode(WAL)"}}
-	dsn := "file:" + path + "?" + pragmas.Encode()
+	// Every transaction of the store writes: BEGIN IMMEDIATE takes the
+	// write lock at once (waiting busy_timeout for it), so that two
+	// connections never both read and then both try to write.
+	busy := "busy_timeout(" + strconv.Itoa(int(busyTimeout/time.Millisecond)) + ")"
+	q := url.Values{"_pragma": {busy, "foreign_keys(1)", "synchronous(FULL)"}, "_txlock": {"immediate"}}
+	dsn := "file:" + uriPath.Replace(path) + "?" + q.Encode()
 	if path == Memory {
-		dsn = "file::memory:?" + pragmas.Encode()
+		dsn = "file::memory:?" + q.Encode()
 	}
 	db := sql.OpenDB(&connector{dsn: dsn})
 	// One connection: writes are serialised by the manager anyway, and an
 	// in-memory database exists per connection.
 	db.SetMaxOpenConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		if sqliteCode(err) == sqlite3.SQLITE_NOTADB {
+			err = fmt.Errorf("not a database leaguectl can read: %w", err)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	s := &Store{db: db}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.setUp(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
 }
+
+// uriPath escapes what a file name cannot hold as it is in an SQLite URI
+// ("file:" + path): a '?' would start the parameters, a '#' the fragment,
+// and a '%' an escape.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
@@ -132,35 +153,99 @@ func (s *Store) Version(ctx context.Context) (int, error) {
 	return v, err
 }
 
-func (s *Store) migrate(ctx context.Context) error {
+// walMode puts the database in WAL mode (which the file keeps). Switching
+// a new file needs it to itself, and SQLite reports another connection
+// switching it at the same moment as busy without waiting: so it waits
+// here, up to the busy timeout.
+func (s *Store) walMode(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, busyTimeout)
+	defer cancel()
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		var mode string
+		err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		if sqliteCode(err) != sqlite3.SQLITE_BUSY {
+			if err != nil {
+				return fmt.Errorf("set WAL mode: %w", err)
+			}
+			return nil
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("set WAL mode: %w", err)
+		}
+	}
+}
+
+// sqliteCode is the primary SQLite result code of err, 0 when it has none.
+func sqliteCode(err error) int {
+	if e, ok := errors.AsType[*msqlite.Error](err); ok {
+		return e.Code() & 0xff
+	}
+	return 0
+}
+
+// setUp refuses a database of a newer schema before it changes anything,
+// then sets WAL mode and migrates the schema.
+func (s *Store) setUp(ctx context.Context) error {
 	v, err := s.Version(ctx)
 	if err != nil {
 		return fmt.Errorf("not a database leaguectl can read: %w", err)
 	}
-	if v > SchemaVersion {
-		return fmt.Errorf("%w: it is at version %d, this build reads up to %d", ErrNewerSchema, v, SchemaVersion)
+	if err := checkVersion(v); err != nil {
+		return err
+	}
+	if err := s.walMode(ctx); err != nil {
+		return err
+	}
+	if v == SchemaVersion {
+		return nil
+	}
+	return s.migrate(ctx)
+}
+
+// migrate brings the schema up to date in one transaction.
+func (s *Store) migrate(ctx context.Context) error {
+	// Another Open of the same file may be migrating it too: the version
+	// is read again once this one holds the write lock.
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return err
+	}
+	if err := checkVersion(v); err != nil || v == SchemaVersion {
+		return err
 	}
 	for ; v < SchemaVersion; v++ {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			tx.Rollback()
 			return fmt.Errorf("migrate to version %d: %w", v+1, err)
 		}
-		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v+1)); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
+	}
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(SchemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func checkVersion(v int) error {
+	if v > SchemaVersion {
+		return fmt.Errorf("%w: it is at version %d, this build reads up to %d", ErrNewerSchema, v, SchemaVersion)
 	}
 	return nil
 }
 
-func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// tsLayout is RFC 3339 with every digit of the nanoseconds, so that times
+// stored as text sort as they follow each other (RFC3339Nano drops trailing
+// zeros: "…:01.5Z" would sort before "…:01Z").
+const tsLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func ts(t time.Time) string { return t.UTC().Format(tsLayout) }
 
 func parseTS(s sql.NullString) time.Time {
 	if !s.Valid {
@@ -258,10 +343,17 @@ func (s *Store) SaveCompletion(ctx context.Context, at time.Time) error {
 
 // Load implements league.Store.
 func (s *Store) Load(ctx context.Context) (*league.Saved, error) {
+	// One read transaction: a snapshot, whatever another connection writes
+	// meanwhile.
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
 	var sv league.Saved
 	var seed string
 	var started, completed, created sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT league_id, seed, scoring_win, scoring_draw, scoring_loss, state, closed_round,
+	err = tx.QueryRowContext(ctx, `SELECT league_id, seed, scoring_win, scoring_draw, scoring_loss, state, closed_round,
 		created_at, started_at, completed_at FROM league WHERE id = 1`).Scan(&sv.League.LeagueID, &seed,
 		&sv.League.Scoring.Win, &sv.League.Scoring.Draw, &sv.League.Scoring.Loss, &sv.State, &sv.ClosedRound,
 		&created, &started, &completed)
@@ -276,20 +368,20 @@ func (s *Store) Load(ctx context.Context) (*league.Saved, error) {
 	}
 	sv.League.CreatedAt, sv.StartedAt, sv.CompletedAt = parseTS(created), parseTS(started), parseTS(completed)
 
-	if err := s.loadAgents(ctx, &sv); err != nil {
+	if err := loadAgents(ctx, tx, &sv); err != nil {
 		return nil, err
 	}
-	if err := s.loadMatches(ctx, &sv); err != nil {
+	if err := loadMatches(ctx, tx, &sv); err != nil {
 		return nil, err
 	}
-	if err := s.loadResults(ctx, &sv); err != nil {
+	if err := loadResults(ctx, tx, &sv); err != nil {
 		return nil, err
 	}
 	return &sv, nil
 }
 
-func (s *Store) loadAgents(ctx context.Context, sv *league.Saved) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, role, display_name, endpoint, token_sha256, capacity, registered_at FROM agents ORDER BY seq`)
+func loadAgents(ctx context.Context, tx *sql.Tx, sv *league.Saved) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, role, display_name, endpoint, token_sha256, capacity, registered_at FROM agents ORDER BY seq`)
 	if err != nil {
 		return err
 	}
@@ -312,8 +404,8 @@ func (s *Store) loadAgents(ctx context.Context, sv *league.Saved) error {
 	return rows.Err()
 }
 
-func (s *Store) loadMatches(ctx context.Context, sv *league.Saved) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT match_id, round, player_a, player_b FROM matches ORDER BY round, position`)
+func loadMatches(ctx context.Context, tx *sql.Tx, sv *league.Saved) error {
+	rows, err := tx.QueryContext(ctx, `SELECT match_id, round, player_a, player_b FROM matches ORDER BY round, position`)
 	if err != nil {
 		return err
 	}
@@ -332,8 +424,7 @@ func (s *Store) loadMatches(ctx context.Context, sv *league.Saved) error {
 		return err
 	}
 	rows.Close()
-	sv.Assignments = map[string][]string{}
-	arows, err := s.db.QueryContext(ctx, `SELECT match_id, referee_id FROM assignments ORDER BY assigned_at, referee_id`)
+	arows, err := tx.QueryContext(ctx, `SELECT match_id, referee_id FROM assignments ORDER BY assigned_at, referee_id`)
 	if err != nil {
 		return err
 	}
@@ -343,13 +434,16 @@ func (s *Store) loadMatches(ctx context.Context, sv *league.Saved) error {
 		if err := arows.Scan(&m, &r); err != nil {
 			return err
 		}
+		if sv.Assignments == nil {
+			sv.Assignments = map[string][]string{}
+		}
 		sv.Assignments[m] = append(sv.Assignments[m], r)
 	}
 	return arows.Err()
 }
 
-func (s *Store) loadResults(ctx context.Context, sv *league.Saved) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT r.match_id, m.round, r.referee_id, r.status_a, r.status_b, r.winner, r.drawn_number,
+func loadResults(ctx context.Context, tx *sql.Tx, sv *league.Saved) error {
+	rows, err := tx.QueryContext(ctx, `SELECT r.match_id, m.round, r.referee_id, r.status_a, r.status_b, r.winner, r.drawn_number,
 		r.choice_a, r.choice_b, r.technical_losses, r.reason, r.conversation_id, r.reported_at
 		FROM results r JOIN matches m ON m.match_id = r.match_id ORDER BY r.seq`)
 	if err != nil {
