@@ -170,3 +170,36 @@ func TestNoRetryPastTheDeadline(t *testing.T) {
 		is.Equal(attemptsOf(err), 1) // NoRetry: one attempt whatever the policy
 	})
 }
+
+// TestRetryDelays: the delays grow as the policy says, and the retries
+// stop at MaxRetries.
+func TestRetryDelays(t *testing.T) {
+	is := is.New(t)
+	var delays []time.Duration
+	calls := 0
+	retryable := &transport.Error{Kind: transport.KindUnreachable}
+	err := transport.Retry{MaxRetries: 3, InitialDelay: time.Millisecond, Multiplier: 2, MaxDelay: 3 * time.Millisecond}.Do(
+		context.Background(),
+		func(context.Context) error { calls++; return retryable },
+		func(_ error, next time.Duration) { delays = append(delays, next) })
+	is.Equal(err, error(retryable))
+	is.Equal(calls, 4)                                                                              // the call and three retries
+	is.Equal(delays, []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond}) // 1, 2, then capped at 3
+
+	calls = 0
+	err = transport.Retry{MaxRetries: -1, InitialDelay: time.Millisecond, Multiplier: 1, MaxDelay: time.Millisecond}.Do(
+		context.Background(), func(context.Context) error {
+			if calls++; calls < 10 {
+				return retryable
+			}
+			return nil
+		}, nil)
+	is.NoErr(err)
+	is.Equal(calls, 10) // no limit: until it succeeds
+
+	calls = 0
+	final := protocol.Errorf(protocol.ErrAuthTokenInvalid, "no")
+	err = transport.Retry{MaxRetries: 3, InitialDelay: time.Millisecond}.Do(context.Background(),
+		func(context.Context) error { calls++; return final }, nil)
+	is.Equal(calls, 1) // a final error is not retried
+}

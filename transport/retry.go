@@ -54,34 +54,48 @@ func (r Retry) Forever() Retry {
 // Do runs op, and again after each retryable failure (IsRetryable) with
 // the policy's delays, until it succeeds, fails for good, MaxRetries
 // retries have failed (a negative MaxRetries sets no limit), MaxElapsed
-// has passed, or ctx ends. onRetry, when set, is told of every failure
-// that will be retried and of the delay before the next try.
+// has passed, or ctx ends; a retry that would start after ctx's deadline
+// is not waited for. It returns op's last error. onRetry, when set, is
+// told of every failure that will be retried and of the delay before the
+// next try.
 func (r Retry) Do(ctx context.Context, op func(ctx context.Context) error, onRetry func(err error, next time.Duration)) error {
-	// Never wait for a retry that would start after the deadline.
-	limit := r.MaxElapsed
-	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl); limit <= 0 || left < limit {
-			limit = max(left, time.Nanosecond)
+	err := op(ctx)
+	if err == nil || r.MaxRetries == 0 || !IsRetryable(err) {
+		return err
+	}
+	// Most calls succeed at once or fail for good: the backoff is set up
+	// only now.
+	start := time.Now()
+	bo := r.BackOff()
+	var t *time.Timer
+	for retries := 1; r.MaxRetries < 0 || retries <= r.MaxRetries; retries++ {
+		next := bo.NextBackOff()
+		if next == backoff.Stop || ctx.Err() != nil {
+			return err
 		}
-	}
-	opts := []backoff.RetryOption{backoff.WithBackOff(r.BackOff()), backoff.WithMaxElapsedTime(limit)}
-	if r.MaxRetries >= 0 {
-		opts = append(opts, backoff.WithMaxTries(uint(r.MaxRetries)+1))
-	}
-	if onRetry != nil {
-		opts = append(opts, backoff.WithNotify(onRetry))
-	}
-	var last error
-	_, err := backoff.Retry(ctx, func() (struct{}, error) {
-		last = op(ctx)
-		if last != nil && !IsRetryable(last) {
-			return struct{}{}, backoff.Permanent(last)
+		if r.MaxElapsed > 0 && time.Since(start)+next > r.MaxElapsed {
+			return err
 		}
-		return struct{}{}, last
-	}, opts...)
-	if err != nil && ctx.Err() != nil && last != nil {
-		// The deadline ended the retries: the last failure says why.
-		return last
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < next {
+			return err // it would start after the deadline
+		}
+		if onRetry != nil {
+			onRetry(err, next)
+		}
+		if t == nil {
+			t = time.NewTimer(next)
+			defer t.Stop()
+		} else {
+			t.Reset(next)
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return err
+		}
+		if err = op(ctx); err == nil || !IsRetryable(err) {
+			return err
+		}
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/leaguectl/leaguectl/transport"
 )
@@ -22,11 +23,41 @@ const Scheme = "mem"
 type Bus struct {
 	mu        sync.RWMutex
 	listeners map[string]*Listener
+	// idle hands a call to a server goroutine that is waiting for work. A
+	// goroutine started per call spends much of it growing its stack to
+	// the depth of the decoding path; one that served before has grown it.
+	idle chan func()
 }
+
+// workerIdle is how long a server goroutine waits for another call.
+const workerIdle = time.Second
 
 // NewBus returns an empty bus.
 func NewBus() *Bus {
-	return &Bus{listeners: map[string]*Listener{}}
+	return &Bus{listeners: map[string]*Listener{}, idle: make(chan func())}
+}
+
+// run serves job on an idle server goroutine, or a new one.
+func (b *Bus) run(job func()) {
+	select {
+	case b.idle <- job:
+	default:
+		go b.worker(job)
+	}
+}
+
+func (b *Bus) worker(job func()) {
+	t := time.NewTimer(workerIdle)
+	defer t.Stop()
+	for {
+		job()
+		t.Reset(workerIdle)
+		select {
+		case job = <-b.idle:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 // Listen serves srv at mem://name. A name may be served once at a time.
@@ -64,10 +95,10 @@ func (b *Bus) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]by
 	// The server gets its own copy: the caller may reuse its buffer.
 	req := append([]byte(nil), body...)
 	reply := make(chan []byte, 1)
-	go func() {
+	b.run(func() {
 		defer l.inflight.Done()
 		reply <- l.srv.ServeMessage(ctx, req, transport.Peer{Network: Scheme, Addr: "mem", Loopback: true})
-	}()
+	})
 	select {
 	case r := <-reply:
 		if r == nil {
