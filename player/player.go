@@ -252,10 +252,10 @@ func (p *Player) Handler() *transport.Mux {
 	m.HandleFunc(string(protocol.TypeChooseParityCall), p.league(p.onParityCall))
 	m.HandleFunc(string(protocol.TypeGameOver), p.league(p.onGameOver))
 	m.HandleFunc(string(protocol.TypeGameError), p.league(p.onGameError))
-	m.HandleFunc(string(protocol.TypeRoundAnnouncement), p.league(p.onRoundAnnouncement))
-	m.HandleFunc(string(protocol.TypeLeagueStandingsUpdate), p.league(p.onStandings))
-	m.HandleFunc(string(protocol.TypeRoundCompleted), p.league(p.onRoundCompleted))
-	m.HandleFunc(string(protocol.TypeLeagueCompleted), p.league(p.onLeagueCompleted))
+	m.HandleFunc(string(protocol.TypeRoundAnnouncement), p.league(p.fromManager(p.onRoundAnnouncement)))
+	m.HandleFunc(string(protocol.TypeLeagueStandingsUpdate), p.league(p.fromManager(p.onStandings)))
+	m.HandleFunc(string(protocol.TypeRoundCompleted), p.league(p.fromManager(p.onRoundCompleted)))
+	m.HandleFunc(string(protocol.TypeLeagueCompleted), p.league(p.fromManager(p.onLeagueCompleted)))
 	m.HandleFunc(protocol.MethodPing, p.onPing)
 	m.HandleFunc(protocol.MethodGetPlayerState, func(context.Context, *transport.Request) (any, error) {
 		return p.State(), nil
@@ -285,16 +285,32 @@ func (p *Player) ack(r *transport.Request) *protocol.Ack {
 	return &protocol.Ack{Envelope: p.envelope(r.Type, r.Env.ConversationID), Status: "ACK"}
 }
 
-// checkManager refuses a message that claims to come from the league
-// manager but carries a token other than this player's own. Managers of
-// other implementations send none, so an absent token is accepted.
-func (p *Player) checkManager(env *protocol.Envelope) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if env.AuthToken != "" && p.token != "" && env.AuthToken != p.token {
-		return protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not the one this player was given")
+// fromManager guards a broadcast of the league manager. One that carries a
+// token other than this player's own is refused (managers of other
+// implementations send none, so an absent token is accepted). A registered
+// player acknowledges a broadcast of another league and ignores it: a
+// stranger (leaguectl check, another league's manager) must not change its
+// standings or end its league. An unregistered player has no league of its
+// own yet and takes every broadcast.
+func (p *Player) fromManager(h handlerFunc) handlerFunc {
+	return func(ctx context.Context, r *transport.Request) (any, error) {
+		p.mu.Lock()
+		token, league := p.token, p.leagueID
+		p.mu.Unlock()
+		env := r.Env
+		if env.AuthToken != "" && token != "" && env.AuthToken != token {
+			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not the one this player was given")
+		}
+		if token != "" && env.LeagueID != "" && env.LeagueID != league {
+			p.log.LogAttrs(ctx, slog.LevelInfo, "broadcast of another league ignored",
+				slog.String("message_type", string(r.Type)), slog.String("league_id", protocol.Clip(env.LeagueID)),
+				slog.String("conversation_id", protocol.Clip(env.ConversationID)))
+			a := p.ack(r)
+			a.AuthToken = "" // the player's token is for its own league only
+			return a, nil
+		}
+		return h(ctx, r)
 	}
-	return nil
 }
 
 func (p *Player) onInvitation(ctx context.Context, r *transport.Request) (any, error) {
@@ -511,9 +527,6 @@ func (p *Player) onGameError(ctx context.Context, r *transport.Request) (any, er
 }
 
 func (p *Player) onRoundAnnouncement(ctx context.Context, r *transport.Request) (any, error) {
-	if err := p.checkManager(r.Env); err != nil {
-		return nil, err
-	}
 	ra := r.Msg.(*protocol.RoundAnnouncement)
 	p.mu.Lock()
 	p.round = ra.RoundID
@@ -522,9 +535,6 @@ func (p *Player) onRoundAnnouncement(ctx context.Context, r *transport.Request) 
 }
 
 func (p *Player) onStandings(ctx context.Context, r *transport.Request) (any, error) {
-	if err := p.checkManager(r.Env); err != nil {
-		return nil, err
-	}
 	su := r.Msg.(*protocol.LeagueStandingsUpdate)
 	p.mu.Lock()
 	p.standings = su.Standings
@@ -533,16 +543,10 @@ func (p *Player) onStandings(ctx context.Context, r *transport.Request) (any, er
 }
 
 func (p *Player) onRoundCompleted(ctx context.Context, r *transport.Request) (any, error) {
-	if err := p.checkManager(r.Env); err != nil {
-		return nil, err
-	}
 	return p.ack(r), nil
 }
 
 func (p *Player) onLeagueCompleted(ctx context.Context, r *transport.Request) (any, error) {
-	if err := p.checkManager(r.Env); err != nil {
-		return nil, err
-	}
 	lc := r.Msg.(*protocol.LeagueCompleted)
 	p.mu.Lock()
 	// A repeated LEAGUE_COMPLETED (a manager that retried) is only
