@@ -368,7 +368,7 @@ func (r *Referee) report(ctx context.Context, m *match) {
 		ctx, cancel := context.WithTimeout(ctx, r.callTimeout())
 		defer cancel()
 		var ack protocol.MatchResultReportAck
-		return r.caller.Call(ctx, r.opts.ManagerEndpoint, protocol.MethodReportMatchResult, rep, &ack)
+		return r.caller.Call(ctx, r.managerEndpoint(), protocol.MethodReportMatchResult, rep, &ack)
 	}, nil)
 	if err != nil {
 		r.log.LogAttrs(ctx, slog.LevelError, "result not reported", slog.String("match_id", m.id), slog.String("error", err.Error()))

@@ -21,6 +21,12 @@ import (
 // Version is the agent version sent at registration.
 const Version = "1.0.0"
 
+// MethodManualRegister is the referee tool of api-reference.md §4 that
+// registers the referee, again, with the manager its params name:
+// {"manager_endpoint": URL}. Only callers on the referee's own host may use
+// it.
+const MethodManualRegister = "manual_register"
+
 // Registration states reported by health and get_registration_status.
 const (
 	StateRegistering = "REGISTERING"
@@ -64,16 +70,22 @@ type Referee struct {
 	log    *slog.Logger
 	clock  func() time.Time
 
+	// regMu serializes registrations: Run's attempts and manual_register.
+	regMu sync.Mutex
+
 	mu       sync.Mutex
 	id       string
 	token    string
 	leagueID string
-	state    string
-	lastErr  string
-	life     context.Context // the context of Run: matches live in it
-	matches  map[string]*match
-	active   int
-	done     chan struct{}
+	// manager is the endpoint of the manager the referee registered with
+	// last (before that, the one of its options): reports go there.
+	manager string
+	state   string
+	lastErr string
+	life    context.Context // the context of Run: matches live in it
+	matches map[string]*match
+	active  int
+	done    chan struct{}
 	// registered is closed once the referee has its id and token.
 	registered chan struct{}
 	started    time.Time
@@ -100,6 +112,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Referee {
 	return &Referee{
 		opts: opts, caller: caller, log: logger, clock: opts.Clock,
 		leagueID:   opts.LeagueID,
+		manager:    opts.ManagerEndpoint,
 		state:      StateRegistering,
 		matches:    map[string]*match{},
 		done:       make(chan struct{}),
@@ -148,7 +161,7 @@ func (r *Referee) Run(ctx context.Context) error {
 		r.life = nil
 		r.mu.Unlock()
 	}()
-	err := r.opts.Retry.Forever().Do(ctx, r.Register, func(err error, next time.Duration) {
+	err := r.opts.Retry.Forever().Do(ctx, r.registerOnce, func(err error, next time.Duration) {
 		r.log.LogAttrs(ctx, slog.LevelInfo, "registration failed, retrying",
 			slog.String("error", err.Error()), slog.Duration("retry_in", next))
 	})
@@ -166,8 +179,35 @@ func (r *Referee) Run(ctx context.Context) error {
 	}
 }
 
-// Register makes one registration attempt.
+// registerOnce is Run's registration attempt: none once the referee is
+// registered, which manual_register may have done meanwhile.
+func (r *Referee) registerOnce(ctx context.Context) error {
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	select {
+	case <-r.registered:
+		return nil
+	default:
+	}
+	return r.registerWith(ctx, r.managerEndpoint())
+}
+
+// Register makes one registration attempt with the referee's manager.
 func (r *Referee) Register(ctx context.Context) error {
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	return r.registerWith(ctx, r.managerEndpoint())
+}
+
+func (r *Referee) managerEndpoint() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.manager
+}
+
+// registerWith registers with the manager at endpoint, which from then on
+// is the referee's manager. regMu is held.
+func (r *Referee) registerWith(ctx context.Context, endpoint string) error {
 	ctx, cancel := context.WithTimeout(ctx, r.callTimeout())
 	defer cancel()
 	req := &protocol.RefereeRegisterRequest{
@@ -188,14 +228,14 @@ func (r *Referee) Register(ctx context.Context) error {
 		},
 	}
 	var resp protocol.RefereeRegisterResponse
-	if err := r.caller.Call(ctx, r.opts.ManagerEndpoint, protocol.MethodRegisterReferee, req, &resp); err != nil {
+	if err := r.caller.Call(ctx, endpoint, protocol.MethodRegisterReferee, req, &resp); err != nil {
 		return err
 	}
 	if err := protocol.CheckRegistration(resp.Status, resp.Reason, resp.RefereeID, resp.AuthToken); err != nil {
 		return err
 	}
 	r.mu.Lock()
-	r.id, r.token, r.state = resp.RefereeID, resp.AuthToken, StateRegistered
+	r.id, r.token, r.state, r.manager = resp.RefereeID, resp.AuthToken, StateRegistered, endpoint
 	if resp.LeagueID != "" {
 		r.leagueID = resp.LeagueID
 	}
@@ -205,8 +245,47 @@ func (r *Referee) Register(ctx context.Context) error {
 		close(r.registered)
 	}
 	r.mu.Unlock()
-	r.log.LogAttrs(ctx, slog.LevelInfo, "registered", slog.String("referee_id", resp.RefereeID))
+	r.log.LogAttrs(ctx, slog.LevelInfo, "registered", slog.String("referee_id", resp.RefereeID),
+		slog.String("manager", endpoint))
 	return nil
+}
+
+// onManualRegister is manual_register: it registers the referee with the
+// manager at params.manager_endpoint (the request Register sends), and
+// from then on reports to that manager. Only callers on this host may move
+// a referee to another manager (E003); an endpoint that cannot be one is
+// E018.
+func (r *Referee) onManualRegister(ctx context.Context, req *transport.Request) (any, error) {
+	if !req.Peer.Loopback {
+		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "%s is open only to callers on the referee's host", MethodManualRegister)
+	}
+	var p struct {
+		ManagerEndpoint string `json:"manager_endpoint"`
+	}
+	if req.Params.Kind() == '{' {
+		if err := protocol.DecodeInto(req.Params, &p); err != nil {
+			return nil, err
+		}
+	}
+	if p.ManagerEndpoint == "" {
+		return nil, &protocol.Error{Code: protocol.ErrInvalidMessageFormat, Detail: "manager_endpoint: is required",
+			Fields: []protocol.FieldError{{Field: "manager_endpoint", Reason: "is required"}}}
+	}
+	if err := protocol.CheckEndpoint(p.ManagerEndpoint); err != nil {
+		return nil, &protocol.Error{Code: protocol.ErrInvalidEndpoint, Detail: "manager_endpoint: " + err.Error(),
+			Fields: []protocol.FieldError{{Field: "manager_endpoint", Reason: err.Error()}}}
+	}
+	r.regMu.Lock()
+	err := r.registerWith(ctx, p.ManagerEndpoint)
+	r.regMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	out := r.registration()
+	r.mu.Lock()
+	out["league_id"] = r.leagueID
+	r.mu.Unlock()
+	return out, nil
 }
 
 func (r *Referee) callTimeout() time.Duration {
@@ -226,6 +305,7 @@ func (r *Referee) Handler() *transport.Mux {
 			"timestamp": protocol.FormatTimestamp(r.clock())}, nil
 	})
 	m.HandleFunc(protocol.MethodGetMatchState, r.onGetMatchState)
+	m.HandleFunc(MethodManualRegister, r.onManualRegister)
 	m.HandleFunc(protocol.MethodGetRegistrationStatus, func(context.Context, *transport.Request) (any, error) {
 		return r.registration(), nil
 	})
@@ -390,7 +470,7 @@ func (r *Referee) registration() map[string]any {
 		"referee_id": r.idLocked(),
 		"state":      r.state,
 		"registered": r.token != "",
-		"manager":    r.opts.ManagerEndpoint,
+		"manager":    r.manager,
 	}
 	if r.lastErr != "" {
 		out["error"] = r.lastErr
