@@ -161,10 +161,24 @@ func (r *Referee) Run(ctx context.Context) error {
 		r.life = nil
 		r.mu.Unlock()
 	}()
-	err := r.opts.Retry.Forever().Do(ctx, r.registerOnce, func(err error, next time.Duration) {
+	// manual_register may register the referee while Run waits to retry:
+	// the wait then ends at once.
+	regCtx, stopRetrying := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-r.registered:
+			stopRetrying()
+		case <-regCtx.Done():
+		}
+	}()
+	err := r.opts.Retry.Forever().Do(regCtx, r.registerOnce, func(err error, next time.Duration) {
 		r.log.LogAttrs(ctx, slog.LevelInfo, "registration failed, retrying",
 			slog.String("error", err.Error()), slog.Duration("retry_in", next))
 	})
+	stopRetrying()
+	if r.isRegistered() {
+		err = nil
+	}
 	if err != nil {
 		r.mu.Lock()
 		r.state, r.lastErr = StateFailed, err.Error()
@@ -179,15 +193,23 @@ func (r *Referee) Run(ctx context.Context) error {
 	}
 }
 
+// isRegistered reports whether the referee has its id and token.
+func (r *Referee) isRegistered() bool {
+	select {
+	case <-r.registered:
+		return true
+	default:
+		return false
+	}
+}
+
 // registerOnce is Run's registration attempt: none once the referee is
 // registered, which manual_register may have done meanwhile.
 func (r *Referee) registerOnce(ctx context.Context) error {
 	r.regMu.Lock()
 	defer r.regMu.Unlock()
-	select {
-	case <-r.registered:
+	if r.isRegistered() {
 		return nil
-	default:
 	}
 	return r.registerWith(ctx, r.managerEndpoint())
 }
