@@ -139,10 +139,59 @@ func failed(e *RPCError) Incoming {
 // wireRequest reads the members of a request object exactly as named:
 // keys are case-sensitive, so {"METHOD":…} leaves Method empty.
 type wireRequest struct {
-	JSONRPC jsontext.Value `json:"jsonrpc"`
-	Method  jsontext.Value `json:"method"`
-	Params  jsontext.Value `json:"params"`
-	ID      jsontext.Value `json:"id"`
+	JSONRPC jsontext.Value
+	Method  jsontext.Value
+	Params  jsontext.Value
+	ID      jsontext.Value
+}
+
+// duplicateMember is a request member given twice.
+type duplicateMember string
+
+func (d duplicateMember) Error() string { return fmt.Sprintf("duplicate member %q", string(d)) }
+
+// UnmarshalJSONFrom reads the request object's members. It refuses a
+// member of its own given twice; names inside params are left to the
+// strict decoding of the message, so that they are tracked once, not
+// twice (the decoder runs with duplicate names allowed).
+func (w *wireRequest) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if tok, err := dec.ReadToken(); err != nil {
+		return err
+	} else if tok.Kind() != '{' {
+		return errors.New("a request must be an object")
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		var dst *jsontext.Value
+		switch name.String() {
+		case "jsonrpc":
+			dst = &w.JSONRPC
+		case "method":
+			dst = &w.Method
+		case "params":
+			dst = &w.Params
+		case "id":
+			dst = &w.ID
+		default:
+			if err := dec.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		if *dst != nil {
+			return duplicateMember(name.String())
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		*dst = v.Clone()
+	}
+	_, err := dec.ReadToken()
+	return err
 }
 
 var (
@@ -192,20 +241,14 @@ func DecodeRequests(body []byte) (items []Incoming, batch bool) {
 
 func decodeOne(obj []byte) Incoming {
 	var w wireRequest
-	if err := json.Unmarshal(obj, &w); err != nil {
-		if !errors.Is(err, jsontext.ErrDuplicateName) {
-			return failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))
+	if err := json.Unmarshal(obj, &w, jsontext.AllowDuplicateNames(true)); err != nil {
+		// A member given twice makes the request ambiguous; a name given
+		// twice inside params is the params' problem, answered with the
+		// request's id once the method has seen them.
+		if d, ok := errors.AsType[duplicateMember](err); ok {
+			return failed(NewRPCError(CodeInvalidRequest, "Invalid Request: "+d.Error()))
 		}
-		// A name given twice in the request object makes it ambiguous; one
-		// given twice inside params is the params' problem, answered with
-		// the request's id once the method has seen them.
-		if se, ok := errors.AsType[*jsontext.SyntacticError](err); !ok || strings.Count(string(se.JSONPointer), "/") < 2 {
-			return failed(NewRPCError(CodeInvalidRequest, "Invalid Request: "+describeSyntax(err)))
-		}
-		w = wireRequest{}
-		if err := json.Unmarshal(obj, &w, jsontext.AllowDuplicateNames(true)); err != nil {
-			return failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))
-		}
+		return failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))
 	}
 	in := Incoming{}
 	switch w.ID.Kind() {
