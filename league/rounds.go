@@ -9,6 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/leaguectl/leaguectl/internal/rng"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -75,11 +78,9 @@ func (m *Manager) playRound(ctx context.Context, r int) error {
 		matches[i] = protocol.MatchRef{MatchID: mt.MatchID, GameType: protocol.GameEvenOdd,
 			PlayerAID: mt.A, PlayerBID: mt.B, RefereeEndpoint: m.plannedReferee(i)}
 	}
-	m.broadcast(ctx, players, protocol.MethodNotifyRound, func(to *agent, token string) any {
-		return &protocol.RoundAnnouncement{
-			Envelope: m.envelope(protocol.TypeRoundAnnouncement, conv+"-announce", token),
-			RoundID:  r, Matches: matches,
-		}
+	m.broadcast(ctx, players, protocol.MethodNotifyRound, &protocol.RoundAnnouncement{
+		Envelope: m.envelope(protocol.TypeRoundAnnouncement, conv+"-announce", ""),
+		RoundID:  r, Matches: matches,
 	})
 
 	var wg sync.WaitGroup
@@ -110,17 +111,13 @@ func (m *Manager) playRound(ctx context.Context, r int) error {
 		next = &n
 	}
 	m.mu.Unlock()
-	m.broadcast(ctx, players, protocol.MethodUpdateStandings, func(to *agent, token string) any {
-		return &protocol.LeagueStandingsUpdate{
-			Envelope: m.envelope(protocol.TypeLeagueStandingsUpdate, conv+"-standings", token),
-			RoundID:  r, Standings: standings,
-		}
+	m.broadcast(ctx, players, protocol.MethodUpdateStandings, &protocol.LeagueStandingsUpdate{
+		Envelope: m.envelope(protocol.TypeLeagueStandingsUpdate, conv+"-standings", ""),
+		RoundID:  r, Standings: standings,
 	})
-	m.broadcast(ctx, players, protocol.MethodNotifyRoundCompleted, func(to *agent, token string) any {
-		return &protocol.RoundCompleted{
-			Envelope: m.envelope(protocol.TypeRoundCompleted, conv+"-completed", token),
-			RoundID:  r, MatchesCompleted: len(ms), NextRoundID: next, Summary: &summary,
-		}
+	m.broadcast(ctx, players, protocol.MethodNotifyRoundCompleted, &protocol.RoundCompleted{
+		Envelope: m.envelope(protocol.TypeRoundCompleted, conv+"-completed", ""),
+		RoundID:  r, MatchesCompleted: len(ms), NextRoundID: next, Summary: &summary,
 	})
 	if err := m.persist(ctx, "end of the round", func(ctx context.Context, s Store) error {
 		return s.SaveRoundClosed(ctx, r)
@@ -440,11 +437,7 @@ func (m *Manager) complete(ctx context.Context) *protocol.LeagueCompleted {
 	lc := m.completedLocked()
 	everyone := append(append([]*agent(nil), m.players...), m.referees...)
 	m.mu.Unlock()
-	m.broadcast(ctx, everyone, protocol.MethodNotifyLeagueComplete, func(to *agent, token string) any {
-		msg := *lc
-		msg.Envelope.AuthToken = token
-		return &msg
-	})
+	m.broadcast(ctx, everyone, protocol.MethodNotifyLeagueComplete, lc)
 	_ = m.persist(ctx, "completion", func(ctx context.Context, s Store) error { return s.SaveCompletion(ctx, m.clock()) })
 	m.mu.Lock()
 	m.state, m.final = StateCompleted, lc
@@ -476,12 +469,21 @@ func (m *Manager) completedLocked() *protocol.LeagueCompleted {
 // overtake the next one, so each recipient gets one attempt: one that
 // cannot be told is logged and costs at most one call timeout (and,
 // once its breaker is open, nothing).
-func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, build func(a *agent, token string) any) {
+//
+// The message, without auth_token, is encoded once: each recipient gets
+// those bytes with its own token put in front, so that a broadcast of the
+// standings to N players costs one encoding of N rows, not N.
+func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, msg protocol.Message) {
 	ctx = transport.NoRetry(ctx)
+	shared, err := json.Marshal(msg, json.Deterministic(true))
+	if err != nil {
+		m.log.LogAttrs(ctx, slog.LevelError, "cannot encode a broadcast", slog.String("method", method), slog.Any("error", err))
+		return
+	}
 	sem := make(chan struct{}, m.opts.BroadcastConcurrency)
 	var wg sync.WaitGroup
 	for _, a := range to {
-		msg := build(a, m.tokenFor(a))
+		msg := withToken(shared, m.tokenFor(a))
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
@@ -494,6 +496,21 @@ func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, bui
 		})
 	}
 	wg.Wait()
+}
+
+// withToken is an encoded message object with "auth_token" put first; an
+// empty token leaves it as it is.
+func withToken(obj []byte, token string) jsontext.Value {
+	if token == "" {
+		return obj
+	}
+	out := make([]byte, 0, len(obj)+len(token)+16)
+	out = append(out, `{"auth_token":`...)
+	out, _ = jsontext.AppendQuote(out, token)
+	if len(obj) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, obj[1:]...)
 }
 
 // pool hands out referee slots: one per unit of a referee's capacity.
