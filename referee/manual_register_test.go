@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -161,4 +162,41 @@ func ignoreCanceled(err error) error {
 		return nil
 	}
 	return err
+}
+
+// TestManualRegisterDoesNotWaitForRun: manual_register answers at once
+// while an attempt of Run's hangs on a manager that never answers, and that
+// attempt does not take the referee back when it ends.
+func TestManualRegisterDoesNotWaitForRun(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		hanging := make(chan struct{}, 16)
+		stuck := transport.NewMux(nil)
+		stop := make(chan struct{})
+		stuck.HandleFunc(string(protocol.TypeRefereeRegisterRequest), func(ctx context.Context, _ *transport.Request) (any, error) {
+			hanging <- struct{}{}
+			select {
+			case <-ctx.Done():
+			case <-stop:
+			}
+			return nil, protocol.Errorf(protocol.ErrTimeout, "never")
+		})
+		stuckEP := n.Serve(t, "manager-stuck", stuck)
+		t.Cleanup(func() { close(stop) })
+		h := newHarness(t, n, baseOptions(), nil, stuckEP)
+		h.start()
+		recv(t, hanging, "Run's registration attempt")
+
+		fm := newFakeManager()
+		h.mgr, h.mgrEP = fm, n.Serve(t, "manager-2", fm.mux)
+		start := time.Now()
+		out, err := h.manualRegister(map[string]any{"manager_endpoint": h.mgrEP})
+		is.NoErr(err)
+		is.True(time.Since(start) < baseOptions().CallTimeout) // not after Run's attempt timed out
+		is.Equal(out["manager"], h.mgrEP)
+
+		a, b := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		h.startMatch("R1M1", a, b)
+		is.Equal(h.report().AuthToken, refToken) // reported to the manager it was told
+	})
 }

@@ -70,9 +70,6 @@ type Referee struct {
 	log    *slog.Logger
 	clock  func() time.Time
 
-	// regMu serializes registrations: Run's attempts and manual_register.
-	regMu sync.Mutex
-
 	mu       sync.Mutex
 	id       string
 	token    string
@@ -80,12 +77,14 @@ type Referee struct {
 	// manager is the endpoint of the manager the referee registered with
 	// last (before that, the one of its options): reports go there.
 	manager string
-	state   string
-	lastErr string
-	life    context.Context // the context of Run: matches live in it
-	matches map[string]*match
-	active  int
-	done    chan struct{}
+	// manualRegs counts the registrations manual_register made.
+	manualRegs int
+	state      string
+	lastErr    string
+	life       context.Context // the context of Run: matches live in it
+	matches    map[string]*match
+	active     int
+	done       chan struct{}
 	// registered is closed once the referee has its id and token.
 	registered chan struct{}
 	started    time.Time
@@ -206,19 +205,15 @@ func (r *Referee) isRegistered() bool {
 // registerOnce is Run's registration attempt: none once the referee is
 // registered, which manual_register may have done meanwhile.
 func (r *Referee) registerOnce(ctx context.Context) error {
-	r.regMu.Lock()
-	defer r.regMu.Unlock()
 	if r.isRegistered() {
 		return nil
 	}
-	return r.registerWith(ctx, r.managerEndpoint())
+	return r.Register(ctx)
 }
 
 // Register makes one registration attempt with the referee's manager.
 func (r *Referee) Register(ctx context.Context) error {
-	r.regMu.Lock()
-	defer r.regMu.Unlock()
-	return r.registerWith(ctx, r.managerEndpoint())
+	return r.registerWith(ctx, r.managerEndpoint(), false)
 }
 
 func (r *Referee) managerEndpoint() string {
@@ -228,8 +223,14 @@ func (r *Referee) managerEndpoint() string {
 }
 
 // registerWith registers with the manager at endpoint, which from then on
-// is the referee's manager. regMu is held.
-func (r *Referee) registerWith(ctx context.Context, endpoint string) error {
+// is the referee's manager. Attempts are not serialized, so that
+// manual_register never waits for an attempt of Run's to time out; one of
+// Run's that succeeds after a manual_register did is dropped, and the
+// manager the operator named stays.
+func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool) error {
+	r.mu.Lock()
+	manualRegs := r.manualRegs
+	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, r.callTimeout())
 	defer cancel()
 	req := &protocol.RefereeRegisterRequest{
@@ -257,6 +258,13 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string) error {
 		return err
 	}
 	r.mu.Lock()
+	if !manual && r.manualRegs != manualRegs {
+		r.mu.Unlock()
+		return nil
+	}
+	if manual {
+		r.manualRegs++
+	}
 	r.id, r.token, r.state, r.manager = resp.RefereeID, resp.AuthToken, StateRegistered, endpoint
 	if resp.LeagueID != "" {
 		r.leagueID = resp.LeagueID
@@ -297,10 +305,7 @@ func (r *Referee) onManualRegister(ctx context.Context, req *transport.Request) 
 		return nil, &protocol.Error{Code: protocol.ErrInvalidEndpoint, Detail: "manager_endpoint: " + err.Error(),
 			Fields: []protocol.FieldError{{Field: "manager_endpoint", Reason: err.Error()}}}
 	}
-	r.regMu.Lock()
-	err := r.registerWith(ctx, p.ManagerEndpoint)
-	r.regMu.Unlock()
-	if err != nil {
+	if err := r.registerWith(ctx, p.ManagerEndpoint, true); err != nil {
 		return nil, err
 	}
 	out := r.registration()
