@@ -1,0 +1,95 @@
+package check_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/check"
+	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
+)
+
+var managerChecks = []string{
+	"ping", "GET /health", "referee registration", "player registration (requested id)",
+	"player registration (assigned id)", "distinct tokens", "duplicate registration (E017)",
+	"registration without player_meta (E002)", "query without token (E003)", "query with a wrong token (E012)",
+	"query from an unknown sender (E004)", "query with the token", "report with a wrong token refused",
+	"start_league", "START_MATCH to the referee", "report acknowledged", "standings after the result",
+	"duplicate report not counted twice", "round broadcasts to players", "LEAGUE_COMPLETED to everyone",
+}
+
+// runManager serves our manager with short timeouts and runs it until the
+// test ends.
+func runManager(t *testing.T, n *transporttest.Net, o league.Options) (string, *league.Manager) {
+	t.Helper()
+	o.LeagueID, o.Seed = "league_2025_even_odd", 3
+	o.CallTimeout, o.MatchTimeout = time.Second, 5*time.Second
+	o.Retry = transport.Retry{InitialDelay: 10 * time.Millisecond, Multiplier: 2, MaxDelay: 50 * time.Millisecond}
+	mgr := league.New(o, n.Client(time.Second), nil)
+	ep := n.Serve(t, "manager", mgr.Handler())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = mgr.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ep, mgr
+}
+
+func checkManager(t *testing.T, n *transporttest.Net, ep string, o check.Options) *check.Report {
+	t.Helper()
+	o.Target, o.Network, o.Timeout, o.MatchTimeout = ep, n, testTimeout, 20*time.Second
+	r, err := check.Manager(ctxFor(t, 60*time.Second), o)
+	if err != nil {
+		t.Fatalf("check.Manager: %v", err)
+	}
+	return r
+}
+
+// TestOurManagerPasses: our manager, fresh, passes every check and plays
+// the checker's league to its end.
+func TestOurManagerPasses(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		for _, admin := range []string{"", "s3cret-admin"} {
+			t.Run("admin token "+admin, func(t *testing.T) {
+				is := is.New(t)
+				ep, mgr := runManager(t, n, league.Options{AdminToken: admin})
+				r := checkManager(t, n, ep, check.Options{AdminToken: admin})
+				explain(t, r)
+				all, failed := names(r)
+				is.Equal(all, wantChecks(n, managerChecks))
+				is.Equal(failed, nil)
+				is.Equal(mgr.Status().State, league.StateCompleted) // the checker's league ended
+				c, _ := r.Find("standings after the result")
+				is.Equal(c.Detail, "CHKP1: 1 win, 3 points; P01: 1 loss, 0 points")
+				c, _ = r.Find("duplicate report not counted twice")
+				is.Equal(c.Detail, "answered DUPLICATE")
+				for _, c := range r.Checks {
+					if admin != "" {
+						is.True(!strings.Contains(c.Sent+c.Got, admin)) // the admin token is never shown
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestManagerWrongAdminToken: a manager whose admin token the checker
+// does not have fails start_league, and the league's checks are not run.
+func TestManagerWrongAdminToken(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ep, _ := runManager(t, n, league.Options{AdminToken: "the-real-one"})
+		r := checkManager(t, n, ep, check.Options{AdminToken: "a-wrong-one"})
+		all, failed := names(r)
+		is.Equal(failed, all[len(all)-7:]) // start_league and the league after it
+		c, _ := r.Find("start_league")
+		is.True(strings.Contains(c.Detail, "E012"))
+		is.True(strings.Contains(c.Detail, "--admin-token"))
+		c, _ = r.Find("report acknowledged")
+		is.Equal(c.Detail, "not run: the league did not start")
+	})
+}

@@ -1,0 +1,460 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// Player checks a player agent at opts.Target: it plays a referee
+// (referee:CHECK) and a league manager (league_manager:CHECK) of league
+// "leaguectl-check", sends every message as this implementation's own
+// agents do, without an auth_token (the player does not know the checker),
+// and checks each answer. The player need not be registered anywhere.
+//
+// The error is ErrUnreachable, wrapped, when the player answers neither
+// ping nor GET /health; every other problem is a failed Check.
+func Player(ctx context.Context, opts Options) (*Report, error) {
+	c, err := begin(ctx, "player", opts)
+	if err != nil {
+		return nil, err
+	}
+	defer c.end()
+	p := &playerRun{checker: c}
+	p.run(ctx)
+	return c.report, nil
+}
+
+// The matches the player check plays.
+const (
+	matchTool  = "R1M1" // invited by tool name, then asked for its choice and told the result
+	matchType  = "R1M2" // invited by message type
+	matchTwo1  = "R2M1" // two matches at once
+	matchTwo2  = "R2M2"
+	matchOldV1 = "R3M1" // invited with protocol league.v1
+)
+
+var (
+	refereeSender = "referee:" + checkerID
+	managerSender = "league_manager:" + checkerID
+)
+
+// reply is an answer of the player that the conversation and envelope
+// checks look at.
+type reply struct {
+	what string // the request, for the report: "GAME_INVITATION (handle_game_invitation)"
+	conv string // the conversation_id sent
+	// want is the message type of the answer; "" for an acknowledgement.
+	want protocol.MessageType
+	x    *exchange
+}
+
+type playerRun struct {
+	*checker
+	me, opp, opp2 string // the player's id, as it names itself; its opponents
+	fromPing      bool   // me came from the ping's sender
+	choice        string // its parity choice in matchTool, when valid
+	mu            sync.Mutex
+	replies       []reply
+}
+
+func conversation(matchID string) string { return "conv-check-" + strings.ToLower(matchID) }
+
+func (p *playerRun) run(ctx context.Context) {
+	p.pingCheck()
+	p.healthCheck()
+	if id := senderID(p.ping, protocol.RolePlayer); id != "" {
+		p.me, p.fromPing = id, true
+	} else {
+		p.me = "P01"
+	}
+	p.setOpponents()
+
+	p.broadcast(ctx, "ROUND_ANNOUNCEMENT", ruleRound, protocol.MethodNotifyRound, &protocol.RoundAnnouncement{
+		Envelope: envelope(protocol.TypeRoundAnnouncement, managerSender, "conv-check-round-1-announce"),
+		RoundID:  1,
+		Matches: []protocol.MatchRef{{MatchID: matchTool, GameType: protocol.GameEvenOdd, PlayerAID: p.me,
+			PlayerBID: p.opp, RefereeEndpoint: "http://localhost:8001/mcp"}},
+	})
+	p.invitation(ctx, "invitation by tool name", ruleInviteTool, protocol.MethodHandleGameInvitation, matchTool)
+	p.invitation(ctx, "invitation by message type", ruleInviteType, string(protocol.TypeGameInvitation), matchType)
+	p.parity(ctx)
+	p.twoMatches(ctx)
+	p.gameOver(ctx)
+	standings := []protocol.StandingRow{
+		{Rank: 1, PlayerID: p.me, Played: 1, Wins: 1, Points: 3},
+		{Rank: 2, PlayerID: p.opp, Played: 1, Losses: 1},
+	}
+	p.broadcast(ctx, "LEAGUE_STANDINGS_UPDATE", ruleStandings, protocol.MethodUpdateStandings, &protocol.LeagueStandingsUpdate{
+		Envelope: envelope(protocol.TypeLeagueStandingsUpdate, managerSender, "conv-check-round-1-standings"),
+		RoundID:  1, Standings: standings,
+	})
+	p.broadcast(ctx, "ROUND_COMPLETED", ruleRoundDone, protocol.MethodNotifyRoundCompleted, &protocol.RoundCompleted{
+		Envelope: envelope(protocol.TypeRoundCompleted, managerSender, "conv-check-round-1-completed"),
+		RoundID:  1, MatchesCompleted: 1, Summary: &protocol.RoundSummary{TotalMatches: 1, Wins: 1},
+	})
+	p.broadcast(ctx, "LEAGUE_COMPLETED", ruleLeagueDone, protocol.MethodNotifyLeagueComplete, &protocol.LeagueCompleted{
+		Envelope:    envelope(protocol.TypeLeagueCompleted, managerSender, "conv-check-completed"),
+		TotalRounds: 1, TotalMatches: 1,
+		Champion:       &protocol.Champion{PlayerID: p.me, DisplayName: p.me, Points: 3},
+		FinalStandings: standings,
+	})
+	p.conversationCheck()
+	p.envelopeCheck()
+	p.oldProtocol(ctx)
+	p.malformed(ctx)
+}
+
+func (p *playerRun) setOpponents() {
+	p.opp, p.opp2 = "P98", "P99"
+	if p.me == p.opp || p.me == p.opp2 {
+		p.opp, p.opp2 = "P96", "P97"
+	}
+}
+
+func (p *playerRun) keep(r reply) {
+	p.mu.Lock()
+	p.replies = append(p.replies, r)
+	p.mu.Unlock()
+}
+
+func (p *playerRun) invitationMsg(matchID, opponent string) *protocol.GameInvitation {
+	return &protocol.GameInvitation{
+		Envelope:    envelope(protocol.TypeGameInvitation, refereeSender, conversation(matchID)),
+		RoundID:     1,
+		MatchID:     matchID,
+		GameType:    protocol.GameEvenOdd,
+		RoleInMatch: protocol.PlayerA,
+		OpponentID:  opponent,
+	}
+}
+
+func (p *playerRun) parityMsg(matchID, opponent string) *protocol.ChooseParityCall {
+	return &protocol.ChooseParityCall{
+		Envelope: envelope(protocol.TypeChooseParityCall, refereeSender, conversation(matchID)),
+		MatchID:  matchID,
+		PlayerID: p.me,
+		GameType: protocol.GameEvenOdd,
+		Context:  &protocol.ParityContext{OpponentID: opponent, RoundID: 1},
+		Deadline: protocol.FormatTimestamp(time.Now().Add(p.opts.Timeout)),
+	}
+}
+
+// joinProblem checks an answer to an invitation for matchID.
+func joinProblem(x *exchange, matchID string) (problem string, ack *protocol.GameJoinAck) {
+	if !x.ok() {
+		return "not answered with a result: " + x.describe(), nil
+	}
+	ack = new(protocol.GameJoinAck)
+	if err := x.decode(ack); err != nil {
+		return "the answer is not a GAME_JOIN_ACK: " + err.Error(), nil
+	}
+	switch {
+	case ack.MessageType != "" && protocol.Canonical(ack.MessageType) != protocol.TypeGameJoinAck:
+		return fmt.Sprintf("answered %s, not GAME_JOIN_ACK", protocol.Clip(string(ack.MessageType))), ack
+	case ack.Accept == nil && ack.Status == "":
+		return "the GAME_JOIN_ACK says neither accept: true nor a status", ack
+	case !ack.Accepted():
+		return "the invitation was declined", ack
+	case ack.MatchID != "" && ack.MatchID != matchID:
+		return fmt.Sprintf("the GAME_JOIN_ACK is for match %q, not %q", protocol.Clip(ack.MatchID), matchID), ack
+	}
+	return "", ack
+}
+
+func (p *playerRun) invitation(ctx context.Context, name, rule, method, matchID string) {
+	x := p.call(ctx, method, p.invitationMsg(matchID, p.opp), p.opts.Timeout)
+	p.keep(reply{what: "GAME_INVITATION (" + method + ")", conv: conversation(matchID), want: protocol.TypeGameJoinAck, x: x})
+	problem, ack := joinProblem(x, matchID)
+	detail := ""
+	if ack != nil {
+		if _, err := protocol.ParseSender("player:" + ack.PlayerID); !p.fromPing && err == nil {
+			p.me, p.fromPing = ack.PlayerID, true // the player's own name for itself, for the parity call
+			p.setOpponents()
+		}
+		detail = fmt.Sprintf("accepted %s as %s in %s", matchID, orDash(ack.PlayerID), round(x.took))
+	}
+	p.result(name, rule, x, problem, detail)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// parityProblem checks an answer to a parity call for matchID.
+func parityProblem(x *exchange, matchID string, timeout time.Duration) (problem string, resp *protocol.ChooseParityResponse) {
+	if !x.ok() {
+		return "not answered with a result: " + x.describe(), nil
+	}
+	resp = new(protocol.ChooseParityResponse)
+	if err := x.decode(resp); err != nil {
+		return "the answer is not a CHOOSE_PARITY_RESPONSE: " + err.Error(), nil
+	}
+	switch {
+	case resp.MessageType != "" && protocol.Canonical(resp.MessageType) != protocol.TypeChooseParityResponse:
+		return fmt.Sprintf("answered %s, not CHOOSE_PARITY_RESPONSE", protocol.Clip(string(resp.MessageType))), resp
+	case protocol.CheckParity(resp.ParityChoice) != nil:
+		return "parity_choice " + protocol.CheckParity(resp.ParityChoice).Error(), resp
+	case resp.MatchID != "" && resp.MatchID != matchID:
+		return fmt.Sprintf("the choice is for match %q, not %q", protocol.Clip(resp.MatchID), matchID), resp
+	case x.took > timeout:
+		return fmt.Sprintf("answered after %s, past the %s deadline", round(x.took), timeout), resp
+	}
+	return "", resp
+}
+
+func (p *playerRun) parity(ctx context.Context) {
+	x := p.call(ctx, protocol.MethodChooseParity, p.parityMsg(matchTool, p.opp), p.opts.Timeout)
+	p.keep(reply{what: "CHOOSE_PARITY_CALL (choose_parity)", conv: conversation(matchTool), want: protocol.TypeChooseParityResponse, x: x})
+	problem, resp := parityProblem(x, matchTool, p.opts.Timeout)
+	detail := ""
+	if problem == "" {
+		p.choice = resp.ParityChoice
+		detail = fmt.Sprintf("chose %q in %s (deadline %s)", resp.ParityChoice, round(x.took), p.opts.Timeout)
+	}
+	p.result("parity choice", ruleParity, x, problem, detail)
+}
+
+// twoMatches invites the player to two matches at once and asks for both
+// choices at once; each answer must be its own match's. The choices
+// themselves are the parity check's business.
+func (p *playerRun) twoMatches(ctx context.Context) {
+	ids := [2]string{matchTwo1, matchTwo2}
+	opps := [2]string{p.opp, p.opp2}
+	var joins, choices [2]*exchange
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			joins[i] = p.call(ctx, protocol.MethodHandleGameInvitation, p.invitationMsg(ids[i], opps[i]), p.opts.Timeout)
+		})
+	}
+	wg.Wait()
+	for i := range ids {
+		wg.Go(func() {
+			choices[i] = p.call(ctx, protocol.MethodChooseParity, p.parityMsg(ids[i], opps[i]), p.opts.Timeout)
+		})
+	}
+	wg.Wait()
+	problem := ""
+	var shown *exchange
+	for i, id := range ids {
+		other := ids[1-i]
+		for _, x := range []*exchange{joins[i], choices[i]} {
+			if problem != "" {
+				break
+			}
+			if problem = ownMatch(x, id, other); problem != "" {
+				shown = x
+			}
+		}
+		p.keep(reply{what: "GAME_INVITATION " + id, conv: conversation(id), want: protocol.TypeGameJoinAck, x: joins[i]})
+		p.keep(reply{what: "CHOOSE_PARITY_CALL " + id, conv: conversation(id), want: protocol.TypeChooseParityResponse, x: choices[i]})
+	}
+	if shown == nil {
+		shown = choices[0]
+	}
+	p.result("two matches at once", ruleConcurrent, shown, problem,
+		fmt.Sprintf("invitations and parity calls of %s and %s sent at once; each answer was its own match's", ids[0], ids[1]))
+}
+
+// ownMatch checks that an answer in match id is not one of match other.
+func ownMatch(x *exchange, id, other string) string {
+	if !x.ok() {
+		return fmt.Sprintf("%s: not answered with a result: %s", id, x.describe())
+	}
+	var r struct {
+		MatchID        string `json:"match_id"`
+		ConversationID string `json:"conversation_id"`
+	}
+	if err := x.decode(&r); err != nil {
+		return fmt.Sprintf("%s: the answer does not decode: %s", id, err)
+	}
+	switch {
+	case r.MatchID != "" && r.MatchID != id:
+		return fmt.Sprintf("the answer in %s is for match %q", id, protocol.Clip(r.MatchID))
+	case r.ConversationID == conversation(other):
+		return fmt.Sprintf("the answer in %s is in %s's conversation", id, other)
+	case r.MatchID == "" && r.ConversationID != conversation(id):
+		return fmt.Sprintf("the answer in %s carries neither its match_id nor its conversation_id", id)
+	}
+	return ""
+}
+
+func (p *playerRun) gameOver(ctx context.Context) {
+	gr := &protocol.GameResult{Status: protocol.ResultTechnicalLoss, WinnerPlayerID: ptr(p.opp),
+		Choices: map[string]string{p.opp: protocol.Odd}, Reason: p.me + " gave no valid choice"}
+	if p.choice != "" {
+		// The player wins: the number has its parity.
+		n := 8
+		if p.choice == protocol.Odd {
+			n = 7
+		}
+		gr = &protocol.GameResult{Status: protocol.ResultWin, WinnerPlayerID: ptr(p.me), DrawnNumber: &n,
+			NumberParity: p.choice, Choices: map[string]string{p.me: p.choice, p.opp: other(p.choice)},
+			Reason: fmt.Sprintf("%s chose %s, number was %d (%s)", p.me, p.choice, n, p.choice)}
+	}
+	p.broadcast(ctx, "GAME_OVER", ruleGameOver, protocol.MethodNotifyMatchResult, &protocol.GameOver{
+		Envelope: envelope(protocol.TypeGameOver, refereeSender, conversation(matchTool)),
+		RoundID:  1, MatchID: matchTool, GameType: protocol.GameEvenOdd, GameResult: gr,
+	})
+}
+
+func other(parity string) string {
+	if parity == protocol.Even {
+		return protocol.Odd
+	}
+	return protocol.Even
+}
+
+// broadcast sends a message that expects no response; the check passes
+// when it is answered with a result.
+func (p *playerRun) broadcast(ctx context.Context, name, rule, method string, msg protocol.Message) {
+	x := p.call(ctx, method, msg, p.opts.Timeout)
+	p.keep(reply{what: string(msg.Type()) + " (" + method + ")", conv: msg.Env().ConversationID, x: x})
+	problem := ""
+	if !x.ok() {
+		problem = "not answered with a result: " + x.describe()
+	}
+	p.result(name, rule, x, problem, fmt.Sprintf("%s answered in %s", method, round(x.took)))
+}
+
+// conversationCheck: every answer that carries a conversation_id carries
+// its request's.
+func (p *playerRun) conversationCheck() {
+	carried := 0
+	for _, r := range p.replies {
+		if !r.x.ok() || r.x.resp.Result.Kind() != '{' {
+			continue
+		}
+		var e struct {
+			ConversationID string `json:"conversation_id"`
+		}
+		if r.x.decode(&e) != nil || e.ConversationID == "" {
+			continue
+		}
+		carried++
+		if e.ConversationID != r.conv {
+			p.result("conversation_id echoed", ruleConvID, r.x, fmt.Sprintf("the answer to %s is in conversation %q, not %q",
+				r.what, protocol.Clip(e.ConversationID), r.conv), "")
+			return
+		}
+	}
+	detail := fmt.Sprintf("%d of %d answers carried conversation_id, each its request's", carried, len(p.replies))
+	if carried == 0 {
+		detail = "no answer carried a conversation_id (allowed; the spec's examples leave it out)"
+	}
+	p.result("conversation_id echoed", ruleConvID, nil, "", detail)
+}
+
+// envelopeCheck: every answer's envelope fields, where present, are valid
+// and say it comes from the same player; typed answers hold their
+// message's mandatory fields. parity_choice is the parity check's.
+func (p *playerRun) envelopeCheck() {
+	senders := map[string]bool{}
+	withEnvelope := 0
+	for _, r := range p.replies {
+		if !r.x.ok() || r.x.resp.Result.Kind() != '{' {
+			continue
+		}
+		problems, sender := replyProblems(r)
+		if sender != "" {
+			senders[sender] = true
+		}
+		if len(senders) > 1 {
+			problems = append(problems, "the answers name more than one sender")
+		}
+		if len(problems) > 0 {
+			p.result("reply envelope", ruleEnvelope, r.x, "the answer to "+r.what+": "+strings.Join(problems, "; "), "")
+			return
+		}
+		withEnvelope++
+	}
+	detail := fmt.Sprintf("%d answers checked", withEnvelope)
+	for s := range senders {
+		detail += ", all from " + s
+	}
+	p.result("reply envelope", ruleEnvelope, nil, "", detail)
+}
+
+// replyProblems lists what is wrong with one answer, and its sender.
+func replyProblems(r reply) (problems []string, sender string) {
+	var env *protocol.Envelope
+	var err error
+	if r.want != "" {
+		m := protocol.New(r.want)
+		if derr := r.x.decode(m); derr != nil {
+			err = derr
+		} else {
+			err = protocol.ValidateBody(m)
+		}
+		env = m.Env()
+	} else {
+		env = new(protocol.Envelope)
+		if derr := r.x.decode(env); derr != nil {
+			err = derr
+		} else {
+			err = protocol.ValidateEnvelope(env)
+		}
+	}
+	if pe, ok := errors.AsType[*protocol.Error](err); ok {
+		for _, f := range pe.Fields {
+			if f.Field != "parity_choice" {
+				problems = append(problems, f.String())
+			}
+		}
+	} else if err != nil {
+		problems = append(problems, err.Error())
+	}
+	if env.Sender != "" {
+		if s, perr := protocol.ParseSender(env.Sender); perr == nil {
+			if s.Role != protocol.RolePlayer {
+				problems = append(problems, fmt.Sprintf("sender is a %s, not player:<id>", s.Role))
+			}
+			sender = s.String()
+		}
+	}
+	return problems, sender
+}
+
+// oldProtocol sends an invitation of league.v1.
+func (p *playerRun) oldProtocol(ctx context.Context) {
+	inv := p.invitationMsg(matchOldV1, p.opp)
+	inv.Protocol = "league.v1"
+	x := p.call(ctx, protocol.MethodHandleGameInvitation, inv, p.opts.Timeout)
+	problem := ""
+	switch {
+	case x.err != nil:
+		problem = "no JSON-RPC answer: " + x.describe()
+	case x.resp.Error == nil:
+		problem = "a league.v1 invitation was answered with a result, not refused"
+	case x.resp.Error.LeagueCode() != protocol.ErrProtocolMismatch || x.resp.Error.Code != protocol.CodeInvalidRequest:
+		problem = "refused with " + rpcText(x.resp.Error) + ", want -32600 with data.error_code E011"
+	}
+	p.result("league.v1 refused (E011)", ruleProtocol, x, problem, "refused with "+x.describe())
+}
+
+// malformed sends a body that is not JSON: a request cut short.
+func (p *playerRun) malformed(ctx context.Context) {
+	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"handle_game_invitation","params":{"protocol":"league.v2","match_id":"R1M1"`)
+	x := p.send(ctx, body, p.opts.Timeout)
+	problem := ""
+	switch {
+	case x.err != nil:
+		problem = "no JSON-RPC answer: " + x.describe()
+	case x.resp.Error == nil:
+		problem = "invalid JSON was answered with a result"
+	case x.resp.Error.Code != protocol.CodeParseError:
+		problem = "answered " + rpcText(x.resp.Error) + ", want -32700"
+	case string(x.resp.ID) != "null":
+		problem = fmt.Sprintf("the error's id is %s, want null", orDash(string(x.resp.ID)))
+	}
+	p.result("malformed JSON refused (-32700)", ruleParse, x, problem, "answered "+x.describe()+" with id null")
+}

@@ -1,0 +1,183 @@
+package check_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/check"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/referee"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
+)
+
+var refereeChecks = []string{
+	"ping", "GET /health", "registration", "START_MATCH accepted", "invitations at once", "parity calls",
+	"result report", "GAME_OVER to both players", "technical loss for a timeout",
+}
+
+// nowhere is an endpoint where nothing listens.
+func nowhere(t *testing.T, n *transporttest.Net) string {
+	t.Helper()
+	if n.Name == "mem" {
+		return "mem://nobody"
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+// runReferee serves our referee with short timeouts, its manager
+// unreachable, and runs it until the test ends.
+func runReferee(t *testing.T, n *transporttest.Net, serve func(*transport.Mux) transport.MessageServer) string {
+	t.Helper()
+	late := &lateMux{}
+	ep := n.Serve(t, "referee", late)
+	ref := referee.New(referee.Options{
+		RequestedID: "REF01", MaxConcurrent: 2, Seed: 1,
+		ManagerEndpoint: nowhere(t, n), Endpoint: ep,
+		JoinTimeout: time.Second, ChoiceTimeout: time.Second, CallTimeout: time.Second,
+		Retry: transport.Retry{InitialDelay: 20 * time.Millisecond, Multiplier: 2, MaxDelay: 100 * time.Millisecond},
+	}, n.Client(time.Second), nil)
+	var srv transport.MessageServer = ref.Handler()
+	if serve != nil {
+		srv = serve(ref.Handler())
+	}
+	late.set(srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = ref.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ep
+}
+
+// lateMux serves a server that is made once its endpoint is known.
+type lateMux struct {
+	srv atomic.Pointer[transport.MessageServer]
+}
+
+func (l *lateMux) set(s transport.MessageServer) { l.srv.Store(&s) }
+
+func (l *lateMux) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
+	return (*l.srv.Load()).ServeMessage(ctx, body, peer)
+}
+
+func checkReferee(t *testing.T, n *transporttest.Net, ep string, o check.Options) *check.Report {
+	t.Helper()
+	o.Target, o.Network = ep, n
+	if o.Timeout == 0 {
+		o.Timeout = testTimeout
+	}
+	if o.MatchTimeout == 0 {
+		o.MatchTimeout = 20 * time.Second
+	}
+	r, err := check.Referee(ctxFor(t, 60*time.Second), o)
+	if err != nil {
+		t.Fatalf("check.Referee: %v", err)
+	}
+	return r
+}
+
+// TestOurRefereePasses: our referee, whose own manager is down, is
+// registered with the checker's through manual_register and passes every
+// check.
+func TestOurRefereePasses(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ep := runReferee(t, n, nil)
+		r := checkReferee(t, n, ep, check.Options{})
+		explain(t, r)
+		all, failed := names(r)
+		is.Equal(all, wantChecks(n, refereeChecks))
+		is.Equal(failed, nil)
+		c, _ := r.Find("registration")
+		is.True(strings.HasPrefix(c.Detail, "registered through manual_register as referee:REF01")) // its requested id
+		c, _ = r.Find("technical loss for a timeout")
+		is.Equal(c.Detail, "P02 never answered the invitation: technical loss, P01 wins; GAME_ERROR E001 to P02")
+		c, _ = r.Find("result report")
+		is.True(strings.Contains(c.Detail, "the number match_seed gives")) // ours follows match_seed
+	})
+}
+
+// withoutTool answers -32601 for one tool, as a referee without it would.
+type withoutTool struct {
+	next transport.MessageServer
+	tool string
+}
+
+func (w withoutTool) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
+	if strings.Contains(string(body), `"method":"`+w.tool+`"`) {
+		id := []byte("1")
+		if items, _ := protocol.DecodeRequests(body); len(items) == 1 {
+			id = items[0].ID
+		}
+		return protocol.AppendError(nil, id, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found"))
+	}
+	return w.next.ServeMessage(ctx, body, peer)
+}
+
+// noticeWriter passes what the checker prints to a channel.
+type noticeWriter chan string
+
+func (w noticeWriter) Write(p []byte) (int, error) {
+	select {
+	case w <- string(p):
+	default:
+	}
+	return len(p), nil
+}
+
+// TestRefereeWithoutManualRegister: the checker asks on Notice for the
+// referee to be started with --manager URL and waits; registered that way,
+// the referee passes. Without a registration the later checks are not run.
+func TestRefereeWithoutManualRegister(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		t.Run("registers", func(t *testing.T) {
+			is := is.New(t)
+			ep := runReferee(t, n, func(m *transport.Mux) transport.MessageServer { return withoutTool{m, "manual_register"} })
+			notices := make(noticeWriter, 4)
+			// The operator: reads the URL and registers the referee there.
+			operator := make(chan struct{})
+			t.Cleanup(func() { <-operator })
+			go func() {
+				defer close(operator)
+				var msg string
+				select {
+				case msg = <-notices:
+				case <-t.Context().Done():
+					return
+				}
+				_, url, _ := strings.Cut(msg, "--manager ")
+				url, _, _ = strings.Cut(url, " ")
+				c := n.Client(5 * time.Second)
+				_ = c.Call(context.Background(), ep, "manual_register", map[string]string{"manager_endpoint": url}, nil)
+			}()
+			r := checkReferee(t, n, ep, check.Options{Notice: notices, Wait: 10 * time.Second})
+			explain(t, r)
+			_, failed := names(r)
+			is.Equal(failed, nil)
+			c, _ := r.Find("registration")
+			is.True(strings.Contains(c.Detail, "after --manager "))
+		})
+		t.Run("never registers", func(t *testing.T) {
+			is := is.New(t)
+			ep := runReferee(t, n, func(m *transport.Mux) transport.MessageServer { return withoutTool{m, "manual_register"} })
+			start := time.Now()
+			r := checkReferee(t, n, ep, check.Options{Wait: 500 * time.Millisecond})
+			is.True(time.Since(start) < 5*time.Second) // it waited Wait, no more
+			_, failed := names(r)
+			is.Equal(failed, wantChecks(n, refereeChecks)[len(wantChecks(n, refereeChecks))-7:]) // registration and what needs it
+			c, _ := r.Find("registration")
+			is.True(strings.HasPrefix(c.Detail, "no REFEREE_REGISTER_REQUEST reached the checker's manager within 500ms"))
+		})
+	})
+}
