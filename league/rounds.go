@@ -9,9 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/leaguectl/leaguectl/internal/rng"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -470,12 +467,13 @@ func (m *Manager) completedLocked() *protocol.LeagueCompleted {
 // cannot be told is logged and costs at most one call timeout (and,
 // once its breaker is open, nothing).
 //
-// The message, without auth_token, is encoded once: each recipient gets
-// those bytes with its own token put in front, so that a broadcast of the
-// standings to N players costs one encoding of N rows, not N.
+// The message, without auth_token, is encoded once (protocol.Broadcast):
+// each recipient gets those bytes with its own token, or, in this process,
+// the message itself by reference; so a broadcast of the standings to N
+// players costs one encoding of N rows, not N.
 func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, msg protocol.Message) {
 	ctx = transport.NoRetry(ctx)
-	shared, err := json.Marshal(msg, json.Deterministic(true))
+	b, err := protocol.NewBroadcast(msg)
 	if err != nil {
 		m.log.LogAttrs(ctx, slog.LevelError, "cannot encode a broadcast", slog.String("method", method), slog.Any("error", err))
 		return
@@ -483,34 +481,19 @@ func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, msg
 	sem := make(chan struct{}, m.opts.BroadcastConcurrency)
 	var wg sync.WaitGroup
 	for _, a := range to {
-		msg := withToken(shared, m.tokenFor(a))
+		params := b.To(m.tokenFor(a))
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
 			cctx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
 			defer cancel()
-			if err := m.caller.Call(cctx, a.endpoint, method, msg, nil); err != nil {
+			if err := m.caller.Call(cctx, a.endpoint, method, params, nil); err != nil {
 				m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", method),
 					slog.String("agent_id", a.id), slog.String("error", err.Error()))
 			}
 		})
 	}
 	wg.Wait()
-}
-
-// withToken is an encoded message object with "auth_token" put first; an
-// empty token leaves it as it is.
-func withToken(obj []byte, token string) jsontext.Value {
-	if token == "" {
-		return obj
-	}
-	out := make([]byte, 0, len(obj)+len(token)+16)
-	out = append(out, `{"auth_token":`...)
-	out, _ = jsontext.AppendQuote(out, token)
-	if len(obj) > 2 {
-		out = append(out, ',')
-	}
-	return append(out, obj[1:]...)
 }
 
 // pool hands out referee slots: one per unit of a referee's capacity.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/sony/gobreaker/v2"
 
 	"github.com/leaguectl/leaguectl/protocol"
 )
@@ -33,12 +34,71 @@ type Client struct {
 	breaker        Breaker
 	logger         *slog.Logger
 	ids            atomic.Uint64
-	dialects       sync.Map // endpoint → dialect that answered
-	breakers       sync.Map // endpoint → *gobreaker.CircuitBreaker[[]byte]
+	mu             sync.RWMutex
+	peers          map[string]*peer // by endpoint
+	messages       atomic.Uint64
+	bytes          atomic.Uint64
 }
 
 // noRetryKey marks a context whose calls get one attempt.
 type noRetryKey struct{}
+
+// sharedKey carries the *protocol.Broadcast of a call to a recipient in
+// the same process, from Client.Call to the Mux that serves it.
+type sharedKey struct{}
+
+// InProcess is implemented by networks whose servers run in the caller's
+// process and are handed the caller's context (the mem bus): a broadcast
+// to them is shared by reference instead of parsed by every recipient.
+type InProcess interface {
+	InProcess(endpoint string) bool
+}
+
+// peer is what a Client knows of one endpoint.
+type peer struct {
+	endpoint string
+	// dialect is the way of calling the endpoint that answered last.
+	dialect atomic.Int32
+	// breaker guards calls to agents in play; nil when breakers are off.
+	breaker *gobreaker.CircuitBreaker[[]byte]
+}
+
+// peer returns the state of endpoint, made on first use.
+func (c *Client) peer(endpoint string) *peer {
+	c.mu.RLock()
+	p := c.peers[endpoint]
+	c.mu.RUnlock()
+	if p != nil {
+		return p
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p = c.peers[endpoint]; p == nil {
+		p = &peer{endpoint: endpoint, breaker: c.newBreaker(endpoint)}
+		c.peers[endpoint] = p
+	}
+	return p
+}
+
+// shares reports whether a broadcast to p can be shared: its server is in
+// this process and answers our plain method names.
+func (c *Client) shares(p *peer) bool {
+	ip, ok := c.rt.(InProcess)
+	return ok && ip.InProcess(p.endpoint) && dialect(p.dialect.Load()) == plainMethods
+}
+
+// Stats counts what a Client sent.
+type Stats struct {
+	// Messages is the number of calls and notifications made (retries and
+	// dialect probes are not counted again).
+	Messages uint64
+	// Bytes is the size of their params as they go on a network; a
+	// broadcast shared in process counts as if it had been sent.
+	Bytes uint64
+}
+
+// Stats reports what c has sent so far.
+func (c *Client) Stats() Stats { return Stats{Messages: c.messages.Load(), Bytes: c.bytes.Load()} }
 
 // NoRetry makes the calls made with ctx single attempts, whatever the
 // Client's retry policy: for messages whose loss changes nothing and whose
@@ -87,7 +147,7 @@ func NewClient(rt RoundTripper, defaultTimeout time.Duration, opts ...ClientOpti
 		defaultTimeout = DefaultCallTimeout
 	}
 	c := &Client{rt: rt, defaultTimeout: defaultTimeout, breaker: DefaultBreaker(), retry: Retry{MaxRetries: 0},
-		logger: slog.New(slog.DiscardHandler)}
+		logger: slog.New(slog.DiscardHandler), peers: map[string]*peer{}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -106,18 +166,30 @@ func NewClient(rt RoundTripper, defaultTimeout time.Duration, opts ...ClientOpti
 func (c *Client) Call(ctx context.Context, endpoint, method string, params, reply any) error {
 	ctx, cancel := c.deadline(ctx)
 	defer cancel()
-	p, err := EncodeParams(params)
-	if err != nil {
-		return err
+	to := c.peer(endpoint)
+	var p jsontext.Value
+	if a, ok := params.(*protocol.Addressed); ok && c.shares(to) {
+		// The recipient is in this process: it gets its own members as
+		// bytes and the broadcast by reference (protocol.Broadcast.Shared).
+		ctx = context.WithValue(ctx, sharedKey{}, a.Broadcast())
+		p = a.Own()
+		c.bytes.Add(uint64(a.Len()))
+	} else {
+		var err error
+		if p, err = EncodeParams(params); err != nil {
+			return err
+		}
+		c.bytes.Add(uint64(len(p)))
 	}
+	c.messages.Add(1)
 	attempts := 0
 	retry := c.retry
 	if ctx.Value(noRetryKey{}) != nil {
 		retry.MaxRetries = 0
 	}
-	err = retry.Do(ctx, func(ctx context.Context) error {
+	err := retry.Do(ctx, func(ctx context.Context) error {
 		attempts++
-		return c.callDialects(ctx, endpoint, method, p, reply)
+		return c.callDialects(ctx, to, method, p, reply)
 	}, nil)
 	if e, ok := errors.AsType[*Error](err); ok {
 		e.Attempts = attempts
@@ -127,15 +199,15 @@ func (c *Client) Call(ctx context.Context, endpoint, method string, params, repl
 
 // callDialects makes one call, in the dialect the endpoint answered to
 // last, or finding it out.
-func (c *Client) callDialects(ctx context.Context, endpoint, method string, p jsontext.Value, reply any) error {
+func (c *Client) callDialects(ctx context.Context, to *peer, method string, p jsontext.Value, reply any) error {
 	var err error
 	d := plainMethods
-	if v, ok := c.dialects.Load(endpoint); ok && method != protocol.MethodToolsCall {
-		d = v.(dialect)
+	if method != protocol.MethodToolsCall {
+		d = dialect(to.dialect.Load())
 	}
 	first := d
 	for {
-		err = c.callAs(ctx, endpoint, method, d, p, reply)
+		err = c.callAs(ctx, to, method, d, p, reply)
 		// A tools/call is already in the form every dialect takes.
 		if !isMethodNotFound(err) || p.Kind() != '{' || method == protocol.MethodToolsCall {
 			break
@@ -147,7 +219,7 @@ func (c *Client) callDialects(ctx context.Context, endpoint, method string, p js
 		d = next
 	}
 	if err == nil && d != first {
-		c.dialects.Store(endpoint, d)
+		to.dialect.Store(int32(d))
 	}
 	return err
 }
@@ -170,7 +242,8 @@ func nextDialect(d dialect, method string) (dialect, bool) {
 }
 
 // callAs makes one call in dialect d.
-func (c *Client) callAs(ctx context.Context, endpoint, method string, d dialect, p jsontext.Value, reply any) error {
+func (c *Client) callAs(ctx context.Context, to *peer, method string, d dialect, p jsontext.Value, reply any) error {
+	endpoint := to.endpoint
 	wire := method
 	switch d {
 	case mcpTools, mcpToolsB:
@@ -187,7 +260,7 @@ func (c *Client) callAs(ctx context.Context, endpoint, method string, d dialect,
 	var idBuf [20]byte
 	id := strconv.AppendUint(idBuf[:0], c.ids.Add(1), 10)
 	body := protocol.AppendRequest(make([]byte, 0, len(p)+len(wire)+48), id, wire, p)
-	raw, err := c.roundTrip(ctx, endpoint, method, body)
+	raw, err := c.roundTrip(ctx, to, method, body)
 	if err != nil {
 		return withMethod(err, method)
 	}
@@ -219,8 +292,10 @@ func (c *Client) Notify(ctx context.Context, endpoint, method string, params any
 	if err != nil {
 		return err
 	}
+	c.messages.Add(1)
+	c.bytes.Add(uint64(len(p)))
 	body := protocol.AppendRequest(nil, nil, method, p)
-	if _, err := c.roundTrip(ctx, endpoint, method, body); err != nil {
+	if _, err := c.roundTrip(ctx, c.peer(endpoint), method, body); err != nil {
 		return withMethod(err, method)
 	}
 	return nil
@@ -234,13 +309,16 @@ func (c *Client) deadline(ctx context.Context) (context.Context, context.CancelF
 }
 
 // EncodeParams encodes a call's params: raw JSON passes through, nil is no
-// params, anything else is encoded with sorted map keys.
+// params, a broadcast is its recipient's bytes, anything else is encoded
+// with sorted map keys.
 func EncodeParams(params any) (jsontext.Value, error) {
 	switch p := params.(type) {
 	case nil:
 		return nil, nil
 	case jsontext.Value:
 		return p, nil
+	case *protocol.Addressed:
+		return p.Encoded(), nil
 	}
 	b, err := json.Marshal(params, json.Deterministic(true))
 	if err != nil {

@@ -102,13 +102,19 @@ func (m *Mux) Methods() (types []protocol.MessageType, tools []string) {
 // the encoded reply, or nil when nothing is to be answered: a notification,
 // or a batch of notifications only.
 func (m *Mux) ServeMessage(ctx context.Context, body []byte, peer Peer) []byte {
+	// A broadcast shared by a caller in this process is for this request
+	// only: the handler's own calls must not see it.
+	shared, _ := ctx.Value(sharedKey{}).(*protocol.Broadcast)
+	if shared != nil {
+		ctx = context.WithValue(ctx, sharedKey{}, nil)
+	}
 	items, batch := protocol.DecodeRequests(body)
 	if !batch {
-		return m.serveOne(ctx, &items[0], peer)
+		return m.serveOne(ctx, &items[0], peer, shared)
 	}
 	var out []byte
 	for i := range items {
-		r := m.serveOne(ctx, &items[i], peer)
+		r := m.serveOne(ctx, &items[i], peer, nil)
 		if r == nil {
 			continue
 		}
@@ -125,7 +131,7 @@ func (m *Mux) ServeMessage(ctx context.Context, body []byte, peer Peer) []byte {
 	return append(out, ']')
 }
 
-func (m *Mux) serveOne(ctx context.Context, in *protocol.Incoming, peer Peer) []byte {
+func (m *Mux) serveOne(ctx context.Context, in *protocol.Incoming, peer Peer, shared *protocol.Broadcast) []byte {
 	if in.Err != nil {
 		if m.limits != nil {
 			if err := m.limits.allow(rateKey(nil, peer)); err != nil {
@@ -135,7 +141,7 @@ func (m *Mux) serveOne(ctx context.Context, in *protocol.Incoming, peer Peer) []
 		m.logRefused(ctx, "", in.Err, peer)
 		return protocol.AppendError(nil, in.ID, in.Err)
 	}
-	result, rerr := m.dispatch(ctx, &in.Request, peer)
+	result, rerr := m.dispatch(ctx, &in.Request, peer, shared)
 	if in.IsNotification() {
 		return nil
 	}
@@ -147,7 +153,7 @@ func (m *Mux) serveOne(ctx context.Context, in *protocol.Incoming, peer Peer) []
 
 // dispatch resolves the method, decodes and validates the params, calls the
 // handler and encodes its result.
-func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer) (jsontext.Value, *protocol.RPCError) {
+func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, shared *protocol.Broadcast) (jsontext.Value, *protocol.RPCError) {
 	r := &Request{Method: req.Method, Params: req.Params, Peer: peer}
 	if r.Method == protocol.MethodToolsCall {
 		tc, err := protocol.DecodeToolCall(req.Params)
@@ -158,7 +164,7 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer) (j
 		}
 		r.Method, r.Params, r.MCP = tc.Name, tc.Arguments, true
 	}
-	h, rerr := m.resolve(r)
+	h, rerr := m.resolve(r, shared)
 	if m.limits != nil {
 		if err := m.limits.allow(rateKey(r, peer)); err != nil {
 			return nil, protocol.ToRPCError(err)
@@ -169,7 +175,8 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer) (j
 		return nil, rerr
 	}
 	start := time.Now()
-	if m.timeout > 0 {
+	if dl, ok := ctx.Deadline(); m.timeout > 0 && (!ok || time.Until(dl) > m.timeout) {
+		// Only a bound sooner than the caller's costs a timer.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, m.timeout)
 		defer cancel()
@@ -200,8 +207,14 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer) (j
 // resolve finds the handler for r and fills in Type, Msg and Env. A tool
 // registered under its own name is served as a tool; otherwise the method
 // names a message type, and params.message_type, when present, decides
-// which one.
-func (m *Mux) resolve(r *Request) (Handler, *protocol.RPCError) {
+// which one. A broadcast shared in process is decoded and validated once
+// for all its recipients (protocol.Broadcast.Shared).
+func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protocol.RPCError) {
+	if shared != nil {
+		if _, tool := m.byTool[r.Method]; !tool {
+			return m.resolveShared(r, shared)
+		}
+	}
 	if h, ok := m.byTool[r.Method]; ok {
 		env := new(protocol.Envelope)
 		if r.Params.Kind() == '{' {
@@ -262,6 +275,32 @@ func (m *Mux) resolve(r *Request) (Handler, *protocol.RPCError) {
 	}
 	if err != nil {
 		return nil, protocol.ToRPCError(err)
+	}
+	r.Type, r.Msg, r.Env = typ, msg, msg.Env()
+	return h, nil
+}
+
+// resolveShared resolves a request whose message is a broadcast shared in
+// process, and r.Params its recipient's own members.
+func (m *Mux) resolveShared(r *Request, shared *protocol.Broadcast) (Handler, *protocol.RPCError) {
+	typ, known := protocol.MethodType(r.Method)
+	if !known {
+		return nil, methodNotFound(r.Method)
+	}
+	msg, err := shared.Shared(typ, r.Params)
+	if msg != nil {
+		// params.message_type decides, as for any request.
+		if t, ok := protocol.MethodType(string(msg.Env().MessageType)); ok && t != typ {
+			typ = t
+			msg, err = shared.Shared(typ, r.Params)
+		}
+	}
+	if err != nil {
+		return nil, protocol.ToRPCError(err)
+	}
+	h, ok := m.byType[typ]
+	if !ok {
+		return nil, methodNotFound(r.Method)
 	}
 	r.Type, r.Msg, r.Env = typ, msg, msg.Env()
 	return h, nil

@@ -98,3 +98,11 @@ func (s Schemes) RoundTrip(ctx context.Context, endpoint string, body []byte) ([
 	}
 	return rt.RoundTrip(ctx, endpoint, body)
 }
+
+// InProcess implements transport.InProcess for the network of endpoint's
+// scheme.
+func (s Schemes) InProcess(endpoint string) bool {
+	scheme, _, _ := strings.Cut(endpoint, "://")
+	ip, ok := s[scheme].(InProcess)
+	return ok && ip.InProcess(endpoint)
+}

@@ -26,7 +26,18 @@ type Bus struct {
 	// idle hands a call to a server goroutine that is waiting for work. A
 	// goroutine started per call spends much of it growing its stack to
 	// the depth of the decoding path; one that served before has grown it.
-	idle chan func()
+	idle chan *call
+	// calls recycles the calls whose replies were taken.
+	calls sync.Pool
+}
+
+// call is one request on its way to a listener and its reply on the way
+// back.
+type call struct {
+	ctx   context.Context
+	l     *Listener
+	body  []byte
+	reply chan []byte // buffered: a server never waits for a caller gone
 }
 
 // workerIdle is how long a server goroutine waits for another call.
@@ -34,30 +45,37 @@ const workerIdle = time.Second
 
 // NewBus returns an empty bus.
 func NewBus() *Bus {
-	return &Bus{listeners: map[string]*Listener{}, idle: make(chan func())}
+	b := &Bus{listeners: map[string]*Listener{}, idle: make(chan *call)}
+	b.calls.New = func() any { return &call{reply: make(chan []byte, 1)} }
+	return b
 }
 
-// run serves job on an idle server goroutine, or a new one.
-func (b *Bus) run(job func()) {
+// run serves c on an idle server goroutine, or a new one.
+func (b *Bus) run(c *call) {
 	select {
-	case b.idle <- job:
+	case b.idle <- c:
 	default:
-		go b.worker(job)
+		go b.worker(c)
 	}
 }
 
-func (b *Bus) worker(job func()) {
+func (b *Bus) worker(c *call) {
 	t := time.NewTimer(workerIdle)
 	defer t.Stop()
 	for {
-		job()
+		serve(c)
 		t.Reset(workerIdle)
 		select {
-		case job = <-b.idle:
+		case c = <-b.idle:
 		case <-t.C:
 			return
 		}
 	}
+}
+
+func serve(c *call) {
+	defer c.l.inflight.Done()
+	c.reply <- c.l.srv.ServeMessage(c.ctx, c.body, transport.Peer{Network: Scheme, Addr: "mem", Loopback: true})
 }
 
 // Listen serves srv at mem://name. A name may be served once at a time.
@@ -92,15 +110,15 @@ func (b *Bus) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]by
 	if l == nil || !l.acquire() {
 		return nil, transport.ErrNoListener
 	}
-	// The server gets its own copy: the caller may reuse its buffer.
-	req := append([]byte(nil), body...)
-	reply := make(chan []byte, 1)
-	b.run(func() {
-		defer l.inflight.Done()
-		reply <- l.srv.ServeMessage(ctx, req, transport.Peer{Network: Scheme, Addr: "mem", Loopback: true})
-	})
+	// The server gets its own copy: the caller may reuse its buffer, even
+	// while a server it gave up on is still reading.
+	c := b.calls.Get().(*call)
+	c.ctx, c.l, c.body = ctx, l, append([]byte(nil), body...)
+	b.run(c)
 	select {
-	case r := <-reply:
+	case r := <-c.reply:
+		*c = call{reply: c.reply}
+		b.calls.Put(c) // its reply is taken: nobody else holds it
 		if r == nil {
 			return []byte{}, nil
 		}
@@ -111,6 +129,11 @@ func (b *Bus) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]by
 		return nil, errors.New("mem: listener closed during the call")
 	}
 }
+
+// InProcess reports that calls to mem:// endpoints are served in this
+// process, with the caller's context: transport.Client shares broadcasts
+// with them by reference.
+func (b *Bus) InProcess(endpoint string) bool { return strings.HasPrefix(endpoint, Scheme+"://") }
 
 // Listener is one endpoint on a bus.
 type Listener struct {

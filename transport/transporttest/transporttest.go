@@ -75,5 +75,11 @@ func (n *Net) Client(timeout time.Duration) *transport.Client {
 	return transport.NewClient(n, timeout)
 }
 
+// InProcess implements transport.InProcess: the bus's endpoints are.
+func (n *Net) InProcess(endpoint string) bool {
+	ip, ok := n.Network.(transport.InProcess)
+	return ok && ip.InProcess(endpoint)
+}
+
 // CloseIdle drops the client's kept-alive connections.
 func (n *Net) CloseIdle() { n.closeIdle() }

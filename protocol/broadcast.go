@@ -1,0 +1,149 @@
+package protocol
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Broadcast is one message sent to many recipients, each with its own
+// auth_token. The message without its token is encoded once, however many
+// recipients there are: ROUND_ANNOUNCEMENT, LEAGUE_STANDINGS_UPDATE and
+// LEAGUE_COMPLETED carry a table the size of the league, so encoding it per
+// recipient would make a league's cost grow with the cube of its players.
+//
+// Recipients in the same process can share more than the bytes: Shared
+// decodes and validates those bytes once, and every recipient gets a copy
+// of the message's top level with its own token, sharing the rest
+// read-only. Over a network every recipient parses its own bytes.
+type Broadcast struct {
+	typ MessageType
+	raw jsontext.Value // the message without auth_token
+
+	once sync.Once
+	msg  Message // raw decoded as typ, read-only
+	err  error   // of decoding and validating raw
+}
+
+// NewBroadcast encodes m, whose auth_token must be empty, for sending to
+// many recipients.
+func NewBroadcast(m Message) (*Broadcast, error) {
+	if m.Env().AuthToken != "" {
+		return nil, fmt.Errorf("protocol: a broadcast carries no auth_token of its own")
+	}
+	raw, err := json.Marshal(m, json.Deterministic(true))
+	if err != nil {
+		return nil, err
+	}
+	return &Broadcast{typ: m.Type(), raw: raw}, nil
+}
+
+// Type is the broadcast message's type.
+func (b *Broadcast) Type() MessageType { return b.typ }
+
+// Len is the length of the encoded message without a token.
+func (b *Broadcast) Len() int { return len(b.raw) }
+
+// To addresses the broadcast to a recipient whose token is token.
+func (b *Broadcast) To(token string) *Addressed {
+	a := &Addressed{b: b}
+	if token != "" {
+		a.quoted, _ = jsontext.AppendQuote(nil, token)
+	}
+	return a
+}
+
+// Addressed is a broadcast with one recipient's auth_token: the params of
+// one call.
+type Addressed struct {
+	b      *Broadcast
+	quoted []byte // the token as a JSON string; nil without one
+}
+
+// Broadcast is the broadcast a is a copy of.
+func (a *Addressed) Broadcast() *Broadcast { return a.b }
+
+const tokenMember = `{"auth_token":`
+
+// Encoded is the whole message with a's token: the bytes of its params on
+// the wire. The token goes first, so the rest is the broadcast's bytes as
+// they are.
+func (a *Addressed) Encoded() jsontext.Value {
+	if a.quoted == nil {
+		return a.b.raw
+	}
+	out := make([]byte, 0, a.Len())
+	out = append(append(out, tokenMember...), a.quoted...)
+	if len(a.b.raw) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, a.b.raw[1:]...)
+}
+
+// Len is the length of Encoded, without making it.
+func (a *Addressed) Len() int {
+	if a.quoted == nil {
+		return len(a.b.raw)
+	}
+	n := len(tokenMember) + len(a.quoted) + len(a.b.raw) - 1
+	if len(a.b.raw) > 2 {
+		n++
+	}
+	return n
+}
+
+// Own is what a's params hold that the broadcast does not: {"auth_token":…},
+// or {} without a token. A recipient in the same process gets these bytes
+// and the shared broadcast (see Shared).
+func (a *Addressed) Own() jsontext.Value {
+	if a.quoted == nil {
+		return jsontext.Value("{}")
+	}
+	out := make([]byte, 0, len(tokenMember)+len(a.quoted)+1)
+	return append(append(append(out, tokenMember...), a.quoted...), '}')
+}
+
+// Shared is the message a recipient in the same process gets for params
+// own (the bytes of Own) when the call's method names message type t: the
+// broadcast decoded as t and validated (Validate) once for all recipients,
+// with own's auth_token. The copy's top level is the recipient's own; what
+// it points to (tables, lists) is shared and must not be changed.
+//
+// Because validation does not look at auth_token, the error is the one
+// decoding and validating the whole message would give; a broadcast whose
+// type is not t (which our callers never send) is decoded for this
+// recipient alone.
+func (b *Broadcast) Shared(t MessageType, own jsontext.Value) (Message, error) {
+	var tok struct {
+		AuthToken string `json:"auth_token"`
+	}
+	if err := DecodeInto(own, &tok); err != nil {
+		return nil, err
+	}
+	if Canonical(t) != b.typ {
+		m, err := DecodeMessage(t, b.raw)
+		if err != nil {
+			return nil, err
+		}
+		m.Env().AuthToken = tok.AuthToken
+		return m, Validate(m)
+	}
+	b.once.Do(func() {
+		b.msg, b.err = DecodeMessage(b.typ, b.raw)
+		if b.err == nil {
+			b.err = Validate(b.msg)
+		}
+	})
+	if b.msg == nil {
+		return nil, b.err
+	}
+	// A shallow copy: the recipient's own envelope, the rest shared.
+	v := reflect.New(reflect.TypeOf(b.msg).Elem())
+	v.Elem().Set(reflect.ValueOf(b.msg).Elem())
+	m := v.Interface().(Message)
+	m.Env().AuthToken = tok.AuthToken
+	return m, b.err
+}

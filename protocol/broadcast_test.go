@@ -1,0 +1,115 @@
+package protocol_test
+
+import (
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+func standingsUpdate(rows ...protocol.StandingRow) *protocol.LeagueStandingsUpdate {
+	return &protocol.LeagueStandingsUpdate{
+		Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeLeagueStandingsUpdate,
+			Sender: "league_manager:LM01", Timestamp: "2025-01-15T10:30:00Z", ConversationID: "conv-r1-standings",
+			LeagueID: "league_2025_even_odd"},
+		RoundID:   1,
+		Standings: rows,
+	}
+}
+
+var twoRows = []protocol.StandingRow{
+	{Rank: 1, PlayerID: "P01", DisplayName: "Agent \"Alpha\"", Played: 1, Wins: 1, Points: 3},
+	{Rank: 2, PlayerID: "P02", DisplayName: "Agent Beta", Played: 1, Losses: 1},
+}
+
+// TestBroadcastEncoded: each recipient's bytes are the message with its
+// own token, whatever the token holds; Len is their length.
+func TestBroadcastEncoded(t *testing.T) {
+	for _, token := range []string{"tok-P01-0123456789abcdef", "", `quote " and \ back`, "é"} {
+		t.Run(token, func(t *testing.T) {
+			is := is.New(t)
+			msg := standingsUpdate(twoRows...)
+			b, err := protocol.NewBroadcast(msg)
+			is.NoErr(err)
+			a := b.To(token)
+			enc := a.Encoded()
+			is.True(enc.IsValid())
+			is.Equal(a.Len(), len(enc))
+			got, err := protocol.DecodeMessage(protocol.TypeLeagueStandingsUpdate, enc)
+			is.NoErr(err)
+			want := *msg
+			want.AuthToken = token
+			is.Equal(got, &want)
+		})
+	}
+	t.Run("a message of zero values", func(t *testing.T) {
+		is := is.New(t)
+		b, err := protocol.NewBroadcast(&protocol.RoundCompleted{})
+		is.NoErr(err)
+		is.Equal(string(b.To("t").Encoded()), `{"auth_token":"t","round_id":0,"matches_completed":0,"next_round_id":null}`)
+		is.Equal(b.To("t").Len(), len(b.To("t").Encoded()))
+	})
+}
+
+func TestBroadcastRefusesItsOwnToken(t *testing.T) {
+	is := is.New(t)
+	msg := standingsUpdate()
+	msg.AuthToken = "tok"
+	_, err := protocol.NewBroadcast(msg)
+	is.True(err != nil)
+}
+
+// TestBroadcastShared: recipients in one process get the message they
+// would have decoded from their bytes, each with its own token and
+// envelope, sharing the table read-only.
+func TestBroadcastShared(t *testing.T) {
+	is := is.New(t)
+	b, err := protocol.NewBroadcast(standingsUpdate(twoRows...))
+	is.NoErr(err)
+	var got []*protocol.LeagueStandingsUpdate
+	for _, token := range []string{"tok-1", "tok-2"} {
+		a := b.To(token)
+		m, err := b.Shared(protocol.TypeLeagueStandingsUpdate, a.Own())
+		is.NoErr(err)
+		want, err := protocol.DecodeMessage(protocol.TypeLeagueStandingsUpdate, a.Encoded())
+		is.NoErr(err)
+		is.Equal(m, want)
+		got = append(got, m.(*protocol.LeagueStandingsUpdate))
+	}
+	is.Equal(got[0].AuthToken, "tok-1")
+	is.Equal(got[1].AuthToken, "tok-2")
+	is.True(got[0] != got[1])                             // each its own top level
+	is.True(&got[0].Standings[0] == &got[1].Standings[0]) // one table, shared
+}
+
+// TestBroadcastSharedInvalid: a broadcast that does not validate gives
+// every recipient the error decoding and validating its bytes gives.
+func TestBroadcastSharedInvalid(t *testing.T) {
+	is := is.New(t)
+	b, err := protocol.NewBroadcast(standingsUpdate(protocol.StandingRow{Rank: 1, PlayerID: "not an id!"}))
+	is.NoErr(err)
+	a := b.To("tok-1")
+	want, err := protocol.DecodeMessage(protocol.TypeLeagueStandingsUpdate, a.Encoded())
+	is.NoErr(err)
+	wantErr := protocol.Validate(want)
+	is.True(wantErr != nil)
+	for range 2 {
+		_, err := b.Shared(protocol.TypeLeagueStandingsUpdate, a.Own())
+		is.Equal(err, wantErr)
+	}
+}
+
+// TestBroadcastSharedAsAnotherType: a method naming another type than the
+// broadcast's gets what decoding the bytes as that type gives.
+func TestBroadcastSharedAsAnotherType(t *testing.T) {
+	is := is.New(t)
+	b, err := protocol.NewBroadcast(standingsUpdate(twoRows...))
+	is.NoErr(err)
+	a := b.To("tok-1")
+	m, err := b.Shared(protocol.TypeRoundCompleted, a.Own())
+	want, wantErr := protocol.DecodeMessage(protocol.TypeRoundCompleted, a.Encoded())
+	is.NoErr(wantErr)
+	is.Equal(err, protocol.Validate(want))
+	is.Equal(m, want)
+}

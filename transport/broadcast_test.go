@@ -1,0 +1,113 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
+)
+
+// TestBroadcast: a broadcast reaches its recipient as the message its
+// bytes hold, on both networks; on the bus the recipient gets only its own
+// members as bytes and the message by reference, and a call its handler
+// makes carries that call's own message, not the broadcast.
+func TestBroadcast(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		c := n.Client(5 * time.Second)
+
+		announced := make(chan protocol.Message, 1)
+		second := transport.NewMux(nil)
+		second.HandleFunc(string(protocol.TypeRoundAnnouncement), func(ctx context.Context, r *transport.Request) (any, error) {
+			announced <- r.Msg
+			return nil, nil
+		})
+		secondEP := n.Serve(t, "second", second)
+
+		announcement := &protocol.RoundAnnouncement{
+			Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeRoundAnnouncement,
+				Sender: "league_manager:LM01", Timestamp: fixedTime, ConversationID: "conv-r2-announce"},
+			RoundID: 2, Matches: []protocol.MatchRef{{MatchID: "R2M1", GameType: protocol.GameEvenOdd, PlayerAID: "P01",
+				PlayerBID: "P02", RefereeEndpoint: "http://127.0.0.1:8001/mcp"}},
+		}
+		type seen struct {
+			msg    protocol.Message
+			params string
+		}
+		got := make(chan seen, 1)
+		first := transport.NewMux(nil)
+		first.HandleFunc(protocol.MethodUpdateStandings, func(ctx context.Context, r *transport.Request) (any, error) {
+			got <- seen{r.Msg, string(r.Params)}
+			return nil, c.Call(ctx, secondEP, protocol.MethodNotifyRound, announcement, nil)
+		})
+		firstEP := n.Serve(t, "first", first)
+
+		b, err := protocol.NewBroadcast(standingsUpdate())
+		is.NoErr(err)
+		a := b.To("tok-P01")
+		is.NoErr(c.Call(context.Background(), firstEP, protocol.MethodUpdateStandings, a, nil))
+
+		s := <-got
+		want, err := protocol.DecodeMessage(protocol.TypeLeagueStandingsUpdate, a.Encoded())
+		is.NoErr(err)
+		is.Equal(s.msg, want)
+		if n.Name == "mem" {
+			is.Equal(s.params, `{"auth_token":"tok-P01"}`)
+		} else {
+			is.Equal(s.params, string(a.Encoded()))
+		}
+		is.Equal(<-announced, announcement) // the nested call's own message
+
+		st := c.Stats()
+		is.Equal(st.Messages, uint64(2))
+		enc, err := transport.EncodeParams(announcement)
+		is.NoErr(err)
+		is.Equal(st.Bytes, uint64(a.Len()+len(enc))) // as sent, shared or not
+	})
+}
+
+// TestBroadcastInvalidShared: a broadcast that does not validate is
+// refused with the same error on both networks.
+func TestBroadcastInvalidShared(t *testing.T) {
+	var replies []string
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		m := transport.NewMux(nil)
+		m.HandleFunc(protocol.MethodUpdateStandings, func(context.Context, *transport.Request) (any, error) {
+			t.Error("an invalid broadcast reached its handler")
+			return nil, nil
+		})
+		ep := n.Serve(t, "p", m)
+		bad := standingsUpdate()
+		bad.Standings = []protocol.StandingRow{{Rank: 1, PlayerID: "not an id!"}}
+		b, err := protocol.NewBroadcast(bad)
+		is.NoErr(err)
+		err = n.Client(5*time.Second).Call(context.Background(), ep, protocol.MethodUpdateStandings, b.To("tok"), nil)
+		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat)
+		e, ok := errors.AsType[*transport.Error](err)
+		is.True(ok && e.RPC != nil)
+		replies = append(replies, fmt.Sprint(e.RPC.Code, e.RPC.Message, string(e.RPC.Data)))
+	})
+	if len(replies) == 2 && replies[0] != replies[1] {
+		t.Errorf("mem and http differ:\n%s\n%s", replies[0], replies[1])
+	}
+}
+
+func standingsUpdate() *protocol.LeagueStandingsUpdate {
+	return &protocol.LeagueStandingsUpdate{
+		Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeLeagueStandingsUpdate,
+			Sender: "league_manager:LM01", Timestamp: fixedTime, ConversationID: "conv-r1-standings"},
+		RoundID: 1,
+		Standings: []protocol.StandingRow{
+			{Rank: 1, PlayerID: "P01", DisplayName: "Alpha", Played: 1, Wins: 1, Points: 3},
+			{Rank: 2, PlayerID: "P02", DisplayName: "Beta", Played: 1, Losses: 1},
+		},
+	}
+}
