@@ -155,40 +155,59 @@ func (d duplicateMember) Error() string { return fmt.Sprintf("duplicate member %
 // strict decoding of the message, so that they are tracked once, not
 // twice (the decoder runs with duplicate names allowed).
 func (w *wireRequest) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return readMembers(dec, true, func(name []byte) *jsontext.Value {
+		switch string(name) {
+		case "jsonrpc":
+			return &w.JSONRPC
+		case "method":
+			return &w.Method
+		case "params":
+			return &w.Params
+		case "id":
+			return &w.ID
+		}
+		return nil
+	})
+}
+
+// readMembers reads an object, putting the value of each member that
+// field names a place for there and skipping the others. The values alias
+// the decoder's input: decoded from a byte slice (json.Unmarshal), they are
+// parts of it, valid as long as it is and unchanged. With once, a member
+// given twice is a duplicateMember; without, the last one counts.
+func readMembers(dec *jsontext.Decoder, once bool, field func(name []byte) *jsontext.Value) error {
 	if tok, err := dec.ReadToken(); err != nil {
 		return err
 	} else if tok.Kind() != '{' {
-		return errors.New("a request must be an object")
+		return errors.New("not an object")
 	}
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		// The name as it came, quoted: unescaped only when it has escapes.
+		raw, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		var dst *jsontext.Value
-		switch name.String() {
-		case "jsonrpc":
-			dst = &w.JSONRPC
-		case "method":
-			dst = &w.Method
-		case "params":
-			dst = &w.Params
-		case "id":
-			dst = &w.ID
-		default:
+		name := []byte(raw[1 : len(raw)-1])
+		if bytes.IndexByte(name, '\\') >= 0 {
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return err
+			}
+			name = []byte(s)
+		}
+		dst := field(name)
+		if dst == nil {
 			if err := dec.SkipValue(); err != nil {
 				return err
 			}
 			continue
 		}
-		if *dst != nil {
-			return duplicateMember(name.String())
+		if once && *dst != nil {
+			return duplicateMember(name)
 		}
-		v, err := dec.ReadValue()
-		if err != nil {
+		if *dst, err = dec.ReadValue(); err != nil {
 			return err
 		}
-		*dst = v.Clone()
 	}
 	_, err := dec.ReadToken()
 	return err
@@ -416,10 +435,25 @@ type Response struct {
 }
 
 type wireResponse struct {
-	JSONRPC jsontext.Value `json:"jsonrpc"`
-	Result  jsontext.Value `json:"result"`
-	Error   jsontext.Value `json:"error"`
-	ID      jsontext.Value `json:"id"`
+	Result jsontext.Value
+	Error  jsontext.Value
+	ID     jsontext.Value
+}
+
+// UnmarshalJSONFrom reads the members of a response object exactly as
+// named; of a member given twice, the last counts.
+func (w *wireResponse) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return readMembers(dec, false, func(name []byte) *jsontext.Value {
+		switch string(name) {
+		case "result":
+			return &w.Result
+		case "error":
+			return &w.Error
+		case "id":
+			return &w.ID
+		}
+		return nil
+	})
 }
 
 // mcpResult is an MCP tools/call result: the reply as JSON text in

@@ -38,30 +38,31 @@ func guarded(method string) bool {
 // (timeout, unreachable, unusable endpoint, bare HTTP error); an answer,
 // even an error, is a success; a call its caller gave up on counts for
 // nothing.
-func (c *Client) roundTrip(ctx context.Context, endpoint, method string, body []byte) ([]byte, error) {
+func (c *Client) roundTrip(ctx context.Context, to *peer, method string, body []byte) ([]byte, error) {
 	do := func() ([]byte, error) {
-		raw, err := c.rt.RoundTrip(ctx, endpoint, body)
+		raw, err := c.rt.RoundTrip(ctx, to.endpoint, body)
 		if err != nil {
-			return nil, classify(ctx, endpoint, err)
+			return nil, classify(ctx, to.endpoint, err)
 		}
 		return raw, nil
 	}
-	if c.breaker.Threshold <= 0 || !guarded(method) {
+	if to.breaker == nil || !guarded(method) {
 		return do()
 	}
-	raw, err := c.breakerOf(endpoint).Execute(do)
+	raw, err := to.breaker.Execute(do)
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
-		return nil, &Error{Kind: KindOpen, Endpoint: endpoint, Err: errors.New("circuit breaker open: the endpoint failed too often")}
+		return nil, &Error{Kind: KindOpen, Endpoint: to.endpoint, Err: errors.New("circuit breaker open: the endpoint failed too often")}
 	}
 	return raw, err
 }
 
-func (c *Client) breakerOf(endpoint string) *gobreaker.CircuitBreaker[[]byte] {
-	if cb, ok := c.breakers.Load(endpoint); ok {
-		return cb.(*gobreaker.CircuitBreaker[[]byte])
+// newBreaker is the breaker of endpoint, or nil when breakers are off.
+func (c *Client) newBreaker(endpoint string) *gobreaker.CircuitBreaker[[]byte] {
+	if c.breaker.Threshold <= 0 {
+		return nil
 	}
 	threshold := uint32(c.breaker.Threshold)
-	cb := gobreaker.NewCircuitBreaker[[]byte](gobreaker.Settings{
+	return gobreaker.NewCircuitBreaker[[]byte](gobreaker.Settings{
 		Name:        endpoint,
 		MaxRequests: 1,
 		Timeout:     c.breaker.ResetTimeout,
@@ -72,6 +73,4 @@ func (c *Client) breakerOf(endpoint string) *gobreaker.CircuitBreaker[[]byte] {
 				slog.String("endpoint", name), slog.String("from", from.String()))
 		},
 	})
-	actual, _ := c.breakers.LoadOrStore(endpoint, cb)
-	return actual.(*gobreaker.CircuitBreaker[[]byte])
 }
