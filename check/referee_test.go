@@ -2,8 +2,10 @@ package check_test
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,12 +44,13 @@ func runReferee(t *testing.T, n *transporttest.Net, serve func(*transport.Mux) t
 	t.Helper()
 	late := &lateMux{}
 	ep := n.Serve(t, "referee", late)
+	logs := &logWatch{msg: "registration failed, retrying", seen: make(chan struct{})}
 	ref := referee.New(referee.Options{
 		RequestedID: "REF01", MaxConcurrent: 2, Seed: 1,
 		ManagerEndpoint: nowhere(t, n), Endpoint: ep,
 		JoinTimeout: time.Second, ChoiceTimeout: time.Second, CallTimeout: time.Second,
 		Retry: transport.Retry{InitialDelay: 20 * time.Millisecond, Multiplier: 2, MaxDelay: 100 * time.Millisecond},
-	}, n.Client(time.Second), nil)
+	}, n.Client(time.Second), slog.New(logs))
 	var srv transport.MessageServer = ref.Handler()
 	if serve != nil {
 		srv = serve(ref.Handler())
@@ -57,8 +60,32 @@ func runReferee(t *testing.T, n *transporttest.Net, serve func(*transport.Mux) t
 	done := make(chan struct{})
 	go func() { defer close(done); _ = ref.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
+	// Run has begun, and tried its unreachable manager, once it says so:
+	// before, the referee refuses START_MATCH (it is not running).
+	select {
+	case <-logs.seen:
+	case <-ctxFor(t, 5*time.Second).Done():
+		t.Fatal("the referee's Run did not start")
+	}
 	return ep
 }
+
+// logWatch is a slog handler that closes seen when msg is logged.
+type logWatch struct {
+	msg  string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (l *logWatch) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logWatch) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == l.msg {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return nil
+}
+func (l *logWatch) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logWatch) WithGroup(string) slog.Handler      { return l }
 
 // lateMux serves a server that is made once its endpoint is known.
 type lateMux struct {
