@@ -65,7 +65,7 @@ serve-referee and serve-player.`,
 	o.flagKeys = addConfigFlags(pf)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef(err) })
 	root.AddCommand(newSimulateCmd(o), newServeManagerCmd(o), newServeRefereeCmd(o), newServePlayerCmd(o),
-		newStartCmd(o), newQueryCmd(o), newPingCmd(o), newExportCmd(o))
+		newStartCmd(o), newQueryCmd(o), newPingCmd(o), newExportCmd(o), newCheckCmd(o))
 	return root
 }
 

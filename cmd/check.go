@@ -1,0 +1,167 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/leaguectl/leaguectl/check"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
+)
+
+// checkRoles are the agents check knows how to play against.
+var checkRoles = map[string]func(context.Context, check.Options) (*check.Report, error){
+	"player":  check.Player,
+	"referee": check.Referee,
+	"manager": check.Manager,
+}
+
+type checkOptions struct {
+	*rootOptions
+	timeout      time.Duration
+	timeoutMatch time.Duration
+	wait         time.Duration
+	adminToken   string
+	output       string
+}
+
+func newCheckCmd(ro *rootOptions) *cobra.Command {
+	o := &checkOptions{rootOptions: ro}
+	c := &cobra.Command{
+		Use:   "check player|referee|manager URL",
+		Short: "Check that an agent speaks league.v2: play the other side against it, rule by rule",
+		Long: `Play the other side of league.v2 against a live agent and print one line per
+check: passed, or failed with what was sent, what came back and the rule of the
+spec it breaks.
+
+  player   the checker is a referee and a manager: invitations, parity calls,
+           results, broadcasts, refusals of league.v1 and of invalid JSON,
+           two matches at once. The player need not be registered anywhere.
+  referee  the checker is a manager and two players: the referee registers
+           with it (through manual_register, or start it with --manager URL
+           when asked), plays one match and gives a technical loss in another.
+  manager  the checker is a referee and two players: registration, tokens,
+           refusals, then start_league and a one-match league. Use a fresh
+           manager: this plays a league on it.
+
+The checker listens on 127.0.0.1 for the referee and manager checks: run it on
+the agent's host. Exit 0 when every check passes, 1 when one fails, 2 when the
+agent answers neither ping nor GET /health within 3 s.`,
+		Example: `  leaguectl check player http://127.0.0.1:8101/mcp
+  leaguectl check referee http://127.0.0.1:8001/mcp --timeout-match 90s
+  leaguectl check manager http://127.0.0.1:8000/mcp --admin-token s3cret --output json`,
+		Args:      cobra.ExactArgs(2),
+		ValidArgs: []string{"player", "referee", "manager"},
+		RunE: func(c *cobra.Command, args []string) error {
+			return runtimeErr(runCheck(c.Context(), o, args[0], args[1]))
+		},
+	}
+	f := c.Flags()
+	f.DurationVar(&o.timeout, "timeout", check.DefaultTimeout, "time each answer may take, the parity choice's included")
+	f.DurationVar(&o.timeoutMatch, "timeout-match", check.DefaultMatchTimeout, "referee: time a match may take to be reported; manager: time the league may take")
+	f.DurationVar(&o.wait, "wait", check.DefaultWait, "referee without manual_register: time to start it with --manager and let it register")
+	f.StringVar(&o.adminToken, "admin-token", "", "manager: the admin token for start_league (or "+adminTokenEnv+")")
+	f.StringVar(&o.output, "output", "table", "table or json")
+	return c
+}
+
+func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
+	run, ok := checkRoles[role]
+	if !ok {
+		return usagef(fmt.Errorf("unknown role %q: want player, referee or manager", role))
+	}
+	if err := checkURL("URL", target); err != nil {
+		return err
+	}
+	if o.output != "table" && o.output != "json" {
+		return usagef(fmt.Errorf("--output must be table or json, got %q", o.output))
+	}
+	for name, d := range map[string]time.Duration{"--timeout": o.timeout, "--timeout-match": o.timeoutMatch, "--wait": o.wait} {
+		if d <= 0 {
+			return usagef(fmt.Errorf("%s must be positive, got %s", name, d))
+		}
+	}
+	level := o.logLevel
+	if level == "" {
+		level = "warn"
+	}
+	logger, err := newLogger(o.stderr, level)
+	if err != nil {
+		return err
+	}
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	defer client.CloseIdleConnections()
+	report, err := run(ctx, check.Options{
+		Target:       target,
+		Network:      httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, client, logger),
+		Timeout:      o.timeout,
+		MatchTimeout: o.timeoutMatch,
+		Wait:         o.wait,
+		AdminToken:   adminTokenFrom(o.adminToken),
+		Notice:       o.stderr,
+		Logger:       logger,
+	})
+	switch {
+	case errors.Is(err, check.ErrUnreachable):
+		return &exitError{code: ExitNetwork, err: err}
+	case err != nil:
+		return err
+	case ctx.Err() != nil:
+		return ctx.Err() // interrupted: the report would be of checks cut short
+	}
+	if o.output == "json" {
+		err = writeJSON(o.stdout, checkJSON{Role: report.Role, Target: report.Target, Passed: report.Passed(),
+			Failed: report.Failed(), Checks: report.Checks})
+	} else {
+		err = writeCheckTable(o.stdout, report)
+	}
+	if err != nil {
+		return err
+	}
+	if n := report.Failed(); n > 0 {
+		return &exitError{code: ExitValidation, err: fmt.Errorf("%s %s: %d of %d checks failed", role, target, n, len(report.Checks))}
+	}
+	return nil
+}
+
+// checkJSON is the --output json form of a report: one object.
+type checkJSON struct {
+	Role   string        `json:"role"`
+	Target string        `json:"target"`
+	Passed int           `json:"passed"`
+	Failed int           `json:"failed"`
+	Checks []check.Check `json:"checks"`
+}
+
+// writeCheckTable prints one line per check, then a summary.
+func writeCheckTable(w io.Writer, r *check.Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range r.Checks {
+		if c.Passed {
+			fmt.Fprintf(tw, "PASS\t%s\t%s\n", c.Name, oneLine(c.Detail))
+			continue
+		}
+		line := oneLine(c.Detail)
+		if c.Sent != "" {
+			line += " — sent " + oneLine(c.Sent)
+		}
+		if c.Got != "" {
+			line += " — got " + oneLine(c.Got)
+		}
+		fmt.Fprintf(tw, "FAIL\t%s\t%s — breaks %s\n", c.Name, line, c.Rule)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s %s: %d checks, %d passed, %d failed\n", r.Role, r.Target, len(r.Checks), r.Passed(), r.Failed())
+	return err
+}
+
+// oneLine keeps a text on one line of the table.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

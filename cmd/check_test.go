@@ -1,0 +1,123 @@
+package cmd_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/check"
+	"github.com/leaguectl/leaguectl/player"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
+)
+
+// servedPlayer serves a player on a loopback port until the test ends.
+func servedPlayer(t *testing.T, fault player.Fault) string {
+	t.Helper()
+	p := player.New(player.Options{RequestedID: "P01", Fault: fault}, nil, nil)
+	l, err := httprpc.Serve("127.0.0.1:0", p.Handler(), httprpc.ServerConfig{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = l.Shutdown(ctx)
+	})
+	return l.Endpoint()
+}
+
+type checkOutput struct {
+	Role   string        `json:"role"`
+	Target string        `json:"target"`
+	Passed int           `json:"passed"`
+	Failed int           `json:"failed"`
+	Checks []check.Check `json:"checks"`
+}
+
+func TestCheckPlayerCommand(t *testing.T) {
+	ep := servedPlayer(t, player.Fault{})
+	t.Run("table", func(t *testing.T) {
+		is := is.New(t)
+		stdout, stderr, code := run(t, "check", "player", ep)
+		is.Equal(code, 0)
+		is.Equal(stderr, "")
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		is.Equal(len(lines), 17) // 15 checks, a blank line, the summary
+		for _, l := range lines[:15] {
+			is.True(strings.HasPrefix(l, "PASS  ")) // one line per check
+		}
+		is.Equal(lines[16], "player "+ep+": 15 checks, 15 passed, 0 failed")
+	})
+	t.Run("json", func(t *testing.T) {
+		is := is.New(t)
+		stdout, _, code := run(t, "check", "player", ep, "--output", "json")
+		is.Equal(code, 0)
+		is.Equal(strings.Count(stdout, "\n"), 1) // one object
+		var out checkOutput
+		is.NoErr(json.Unmarshal([]byte(stdout), &out))
+		is.Equal(out.Role, "player")
+		is.Equal(out.Target, ep)
+		is.Equal(out.Passed, 15)
+		is.Equal(out.Failed, 0)
+		is.Equal(len(out.Checks), 15)
+		is.True(out.Checks[0].Rule != "") // every check names its rule
+	})
+}
+
+func TestCheckFailingPlayerCommand(t *testing.T) {
+	is := is.New(t)
+	ep := servedPlayer(t, player.Fault{Kind: player.FaultInvalid})
+	stdout, stderr, code := run(t, "check", "player", ep, "--output", "json")
+	is.Equal(code, 1) // a check failed
+	var out checkOutput
+	is.NoErr(json.Unmarshal([]byte(stdout), &out))
+	is.Equal(out.Failed, 1)
+	for _, c := range out.Checks {
+		is.Equal(c.Passed, c.Name != "parity choice") // only the parity choice fails
+	}
+	is.Equal(stderr, "leaguectl: player "+ep+": 1 of 15 checks failed\n")
+
+	table, _, code := run(t, "check", "player", ep)
+	is.Equal(code, 1)
+	is.True(strings.Contains(table, "FAIL  parity choice")) // sent, got, rule on the line
+	is.True(strings.Contains(table, `— got {"jsonrpc":"2.0","result":`))
+	is.True(strings.Contains(table, "— breaks message-structures.md §4.5.2"))
+}
+
+func TestCheckUnreachableCommand(t *testing.T) {
+	is := is.New(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err)
+	dead := "http://" + ln.Addr().String() + "/mcp"
+	is.NoErr(ln.Close())
+	for _, role := range []string{"player", "referee", "manager"} {
+		start := time.Now()
+		stdout, stderr, code := run(t, "check", role, dead)
+		is.Equal(code, 2) // network
+		is.Equal(stdout, "")
+		is.True(strings.HasPrefix(stderr, "leaguectl: the agent cannot be reached: "+dead))
+		is.True(time.Since(start) < check.ReachTimeout) // at once: nothing listens
+	}
+}
+
+func TestCheckUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "spectator", "http://127.0.0.1:8101/mcp"},
+		{"check", "player", "127.0.0.1:8101"},
+		{"check", "player", "http://127.0.0.1:8101/mcp", "--output", "yaml"},
+		{"check", "player", "http://127.0.0.1:8101/mcp", "--timeout", "0s"},
+		{"check", "player"},
+	} {
+		t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
+			is := is.New(t)
+			_, stderr, code := run(t, args...)
+			is.Equal(code, 1) // a usage mistake
+			is.True(strings.HasPrefix(stderr, "leaguectl: "))
+		})
+	}
+}
