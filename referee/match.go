@@ -373,5 +373,22 @@ func (r *Referee) report(ctx context.Context, m *match) {
 	if err != nil {
 		r.log.LogAttrs(ctx, slog.LevelError, "result not reported", slog.String("match_id", m.id), slog.String("error", err.Error()))
 	}
-	r.setState(m, stateDone)
+	r.finish(m)
+}
+
+// finish marks m done and forgets the oldest finished match beyond
+// KeepFinished.
+func (r *Referee) finish(m *match) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m.state == stateDone {
+		return // a report sent again
+	}
+	m.state = stateDone
+	r.finished = append(r.finished, m.id)
+	if len(r.finished) > r.opts.KeepFinished {
+		delete(r.matches, r.finished[0])
+		r.finished[0] = ""
+		r.finished = r.finished[1:]
+	}
 }

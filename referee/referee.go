@@ -21,11 +21,10 @@ import (
 // Version is the agent version sent at registration.
 const Version = "1.0.0"
 
-// MethodManualRegister is the referee tool of api-reference.md §4 that
-// registers the referee, again, with the manager its params name:
-// {"manager_endpoint": URL}. Only callers on the referee's own host may use
-// it.
-const MethodManualRegister = "manual_register"
+// MethodManualRegister registers the referee, again, with the manager its
+// params name: {"manager_endpoint": URL}. Only callers on the referee's own
+// host may use it.
+const MethodManualRegister = protocol.MethodManualRegister
 
 // Registration states reported by health and get_registration_status.
 const (
@@ -61,7 +60,16 @@ type Options struct {
 	Retry   transport.Retry
 	Scoring Scoring
 	Clock   func() time.Time
+	// KeepFinished is how many finished matches the referee remembers, for
+	// get_match_state and for a START_MATCH repeated by a manager that
+	// missed the report (0: DefaultKeepFinished). The manager keeps every
+	// result; a referee of a long league does not grow with it.
+	KeepFinished int
 }
+
+// DefaultKeepFinished is the number of finished matches a referee
+// remembers by default.
+const DefaultKeepFinished = 4096
 
 // Referee is the Referee agent.
 type Referee struct {
@@ -83,8 +91,10 @@ type Referee struct {
 	lastErr    string
 	life       context.Context // the context of Run: matches live in it
 	matches    map[string]*match
-	active     int
-	done       chan struct{}
+	// finished lists the finished matches still in matches, oldest first.
+	finished []string
+	active   int
+	done     chan struct{}
 	// registered is closed once the referee has its id and token.
 	registered chan struct{}
 	started    time.Time
@@ -101,6 +111,9 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Referee {
 	}
 	if opts.MaxConcurrent < 1 {
 		opts.MaxConcurrent = 1
+	}
+	if opts.KeepFinished <= 0 {
+		opts.KeepFinished = DefaultKeepFinished
 	}
 	if opts.DisplayName == "" {
 		opts.DisplayName = "Referee " + opts.RequestedID

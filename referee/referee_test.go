@@ -254,6 +254,34 @@ func TestStartMatchAfterFinishReportsAgain(t *testing.T) {
 	})
 }
 
+// TestKeepFinished: a referee remembers its last KeepFinished finished
+// matches and forgets older ones, so that a long league does not grow it.
+func TestKeepFinished(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		opts := baseOptions()
+		opts.KeepFinished = 2
+		h := newHarness(t, n, opts, newFakeManager(), "")
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		h.startRegistered()
+		for _, id := range []string{"R1M1", "R2M1", "R3M1"} {
+			h.startMatch(id, p1, p2)
+			h.report()
+			h.waitState(id, "DONE")
+		}
+		_, err := h.matchState("R1M1")
+		is.Equal(protocol.CodeOf(err), protocol.ErrMatchNotFound) // forgotten
+		for _, id := range []string{"R2M1", "R3M1"} {
+			st, err := h.matchState(id)
+			is.NoErr(err)
+			is.Equal(st.State, "DONE")
+		}
+		h.startMatch("R2M1", p1, p2) // remembered: reported again, not played
+		is.Equal(h.report().MatchID, "R2M1")
+		is.Equal(len(p1.invites), 3)
+	})
+}
+
 func TestReportRetry(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
