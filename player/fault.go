@@ -27,9 +27,10 @@ const (
 	FaultInvalid FaultKind = "invalid"
 	// FaultDecline answers every invitation with accept: false.
 	FaultDecline FaultKind = "decline"
-	// FaultCrash: the endpoint is gone after registration. The player
+	// FaultCrash: the endpoint is gone from the registration on: the
+	// manager registers the player and never reaches it. The player
 	// behaves normally; the process wiring closes its listener from
-	// Options.OnRegistered.
+	// Options.OnRegistering.
 	FaultCrash FaultKind = "crash"
 	// FaultSlow answers every league message after Fault.Delay.
 	FaultSlow FaultKind = "slow"

@@ -252,14 +252,17 @@ func TestFaultDecline(t *testing.T) {
 	})
 }
 
-// TestFaultCrash: OnRegistered runs once, after the first successful
-// registration, for every fault; with it the wiring closes the endpoint.
+// TestFaultCrash: OnRegistering runs once, as the first registration
+// request goes out, for every fault; with it the wiring closes the
+// endpoint before the manager can know of it.
 func TestFaultCrash(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
-		t.Run("once, after success", func(t *testing.T) {
+		t.Run("once, before the first attempt", func(t *testing.T) {
 			is := is.New(t)
 			var refuse atomic.Bool
 			refuse.Store(true)
+			var calls atomic.Int32
+			var regsBefore int32 = -1
 			m := &manager{answer: func(req *protocol.LeagueRegisterRequest) (any, error) {
 				if refuse.Load() {
 					return nil, protocol.Errorf(protocol.ErrDuplicateRegistration, "P01 is already registered")
@@ -267,26 +270,28 @@ func TestFaultCrash(t *testing.T) {
 				return accept("P01", "tok-P01")(req)
 			}}
 			mgr := n.Serve(t, "league_manager", m.mux())
-			var calls atomic.Int32
 			var p *player.Player
 			var seen string
 			p = player.New(opts("even", func(o *player.Options) {
 				o.ManagerEndpoint, o.Fault = mgr, player.Fault{Kind: player.FaultCrash}
-				o.OnRegistered = func() {
+				o.OnRegistering = func() {
 					calls.Add(1)
+					m.mu.Lock()
+					regsBefore = int32(len(m.requests))
+					m.mu.Unlock()
 					seen = p.State().State // outside the mutex, or this would deadlock
 				}
 			}), n.Client(time.Second), nil)
 			n.Serve(t, "player-P01", p.Handler())
 
 			is.True(p.Register(ctxFor(t)) != nil) // refused
-			is.Equal(calls.Load(), int32(0))      // not called when registration fails
+			is.Equal(calls.Load(), int32(1))      // called before the attempt
+			is.Equal(regsBefore, int32(0))        // before the manager saw it
+			is.Equal(seen, player.StateRegistering)
 			refuse.Store(false)
 			is.NoErr(p.Register(ctxFor(t)))
-			is.Equal(calls.Load(), int32(1))       // called after success
-			is.Equal(seen, player.StateRegistered) // with the registration done
 			is.NoErr(p.Register(ctxFor(t)))
-			is.Equal(calls.Load(), int32(1)) // registered again: still once
+			is.Equal(calls.Load(), int32(1)) // still once
 		})
 		t.Run("every kind", func(t *testing.T) {
 			for _, s := range []string{"timeout", "invalid", "decline", "crash", "slow:1h", "none"} {
@@ -302,7 +307,7 @@ func TestFaultCrash(t *testing.T) {
 					mgr := n.Serve(t, "league_manager", m.mux())
 					var calls atomic.Int32
 					p := player.New(opts("even", func(o *player.Options) {
-						o.ManagerEndpoint, o.Fault, o.OnRegistered = mgr, f, func() { calls.Add(1) }
+						o.ManagerEndpoint, o.Fault, o.OnRegistering = mgr, f, func() { calls.Add(1) }
 					}), n.Client(time.Second), nil)
 					is.NoErr(p.Register(ctxFor(t)))
 					is.Equal(calls.Load(), int32(1)) // a generic hook
@@ -316,7 +321,7 @@ func TestFaultCrash(t *testing.T) {
 			var l transport.Listener
 			p := player.New(opts("even", func(o *player.Options) {
 				o.ManagerEndpoint, o.Fault = mgr, player.Fault{Kind: player.FaultCrash}
-				o.OnRegistered = func() { _ = l.Close() } // as cmd wires a crashing player
+				o.OnRegistering = func() { _ = l.Close() } // as cmd wires a crashing player
 			}), n.Client(time.Second), nil)
 			l = n.ListenStoppable(t, "player-P01", p.Handler())
 			c := n.Client(5 * time.Second)

@@ -44,10 +44,11 @@ type Options struct {
 	Clock func() time.Time
 	// Fault makes the player misbehave on purpose (fault injection).
 	Fault Fault
-	// OnRegistered, when set, is called once after the first successful
-	// registration (cmd uses it to close the endpoint of a crashing
-	// player).
-	OnRegistered func()
+	// OnRegistering, when set, is called once, as the first registration
+	// request goes out: before the manager knows the player, so before
+	// anything can call it. cmd uses it to close the endpoint of a
+	// crashing player, which the manager then registers and never reaches.
+	OnRegistering func()
 }
 
 // Registration states reported by health and get_registration_status.
@@ -114,7 +115,7 @@ type Player struct {
 	done      chan struct{}
 	started   time.Time
 
-	registeredOnce sync.Once // runs opts.OnRegistered
+	registeringOnce sync.Once // runs opts.OnRegistering
 }
 
 // New returns a Player that calls others through caller.
@@ -219,6 +220,9 @@ func (p *Player) Register(ctx context.Context) error {
 			ContactEndpoint: p.opts.Endpoint,
 		},
 	}
+	if p.opts.OnRegistering != nil {
+		p.registeringOnce.Do(p.opts.OnRegistering)
+	}
 	var resp protocol.LeagueRegisterResponse
 	if err := p.caller.Call(ctx, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp); err != nil {
 		return err
@@ -238,9 +242,6 @@ func (p *Player) Register(ctx context.Context) error {
 	p.mu.Unlock()
 	p.log.LogAttrs(ctx, slog.LevelInfo, "registered",
 		slog.String("player_id", resp.PlayerID), slog.String("league_id", resp.LeagueID))
-	if p.opts.OnRegistered != nil {
-		p.registeredOnce.Do(p.opts.OnRegistered)
-	}
 	return nil
 }
 
@@ -356,7 +357,10 @@ func (p *Player) onParityCall(ctx context.Context, r *transport.Request) (any, e
 	call := r.Msg.(*protocol.ChooseParityCall)
 	p.mu.Lock()
 	m := p.open[call.MatchID]
-	sit := &Situation{MatchID: call.MatchID, History: append([]Game(nil), p.history...)}
+	// The history is only ever appended to: the strategy reads it in
+	// place (capped, so that it cannot append into it), not a copy of it
+	// per call, which over a league of N players would cost N^3.
+	sit := &Situation{MatchID: call.MatchID, History: p.history[:len(p.history):len(p.history)]}
 	if m != nil {
 		sit.OpponentID, sit.RoundID = m.opponent, m.round
 	}
@@ -465,6 +469,9 @@ func gameFrom(me string, g *protocol.GameOver, m *openMatch) Game {
 		}
 	}
 	game.Winner = winner
+	if winner == me {
+		game.Winner = me // one string for every game, not one per GAME_OVER
+	}
 	if c, ok := choices[me]; ok && game.MyChoice == "" {
 		game.MyChoice = c
 	}
@@ -484,7 +491,12 @@ func gameFrom(me string, g *protocol.GameOver, m *openMatch) Game {
 	}
 	if game.OpponentID != "" {
 		game.OpponentChoice = choices[game.OpponentID]
+		if winner == game.OpponentID {
+			game.Winner = game.OpponentID
+		}
 	}
+	// A history of thousands of games holds the two parities once.
+	game.MyChoice, game.OpponentChoice, game.Parity = protocol.Known(game.MyChoice), protocol.Known(game.OpponentChoice), protocol.Known(game.Parity)
 	switch {
 	case status == protocol.ResultDraw:
 		game.Result = protocol.ResultDraw

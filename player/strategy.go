@@ -28,7 +28,9 @@ type Situation struct {
 	MatchID    string
 	RoundID    int
 	OpponentID string
-	// History is this player's finished games, oldest first.
+	// History is this player's finished games, oldest first. It is the
+	// player's own record, shared: a strategy reads it and must not change
+	// it.
 	History []Game
 	// Rand is derived from (league seed, player id, match id): the same
 	// situation always gets the same draw.

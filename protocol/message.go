@@ -74,6 +74,27 @@ const (
 	ResultTechnicalLoss = "TECHNICAL_LOSS"
 )
 
+// Known returns s as the package's constant when s is one of the parities
+// or result statuses, and s itself otherwise: records kept for a whole
+// league then hold each of these words once instead of once per message.
+func Known(s string) string {
+	switch s {
+	case Even:
+		return Even
+	case Odd:
+		return Odd
+	case ResultWin:
+		return ResultWin
+	case ResultDraw:
+		return ResultDraw
+	case ResultLoss:
+		return ResultLoss
+	case ResultTechnicalLoss:
+		return ResultTechnicalLoss
+	}
+	return s
+}
+
 // Match roles.
 const (
 	PlayerA = "PLAYER_A"
