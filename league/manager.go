@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -88,11 +89,18 @@ type agent struct {
 // match is a scheduled match and what became of it.
 type match struct {
 	Pairing
-	state    string          // PENDING, RUNNING, DONE
-	referee  string          // the referee it was last handed to
-	assigned map[string]bool // every referee it was handed to: any may report
+	state    string   // PENDING, RUNNING, DONE
+	referee  string   // the referee it was last handed to
+	assigned []string // every referee it was handed to: any may report
 	result   *outcome
 	done     chan struct{} // closed when the result is counted
+}
+
+// assign records that referee ref was handed mt.
+func (mt *match) assign(ref string) {
+	if !slices.Contains(mt.assigned, ref) {
+		mt.assigned = append(mt.assigned, ref)
+	}
 }
 
 // Manager is the League Manager agent.

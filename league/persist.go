@@ -78,7 +78,7 @@ func (m *Manager) Restore(ctx context.Context) error {
 	for id, refs := range saved.Assignments {
 		if mt := m.matches[id]; mt != nil {
 			for _, ref := range refs {
-				mt.assigned[ref] = true
+				mt.assign(ref)
 				mt.referee = ref
 			}
 			// Its referee may still be playing it, and report it.
@@ -124,7 +124,7 @@ func (m *Manager) buildRoundsLocked(rounds [][]Pairing) {
 	for _, round := range rounds {
 		ms := make([]*match, len(round))
 		for i, p := range round {
-			ms[i] = &match{Pairing: p, state: "PENDING", assigned: map[string]bool{}, done: make(chan struct{})}
+			ms[i] = &match{Pairing: p, state: "PENDING", done: make(chan struct{})}
 			m.matches[p.MatchID] = ms[i]
 		}
 		m.rounds = append(m.rounds, ms)
@@ -136,13 +136,7 @@ func (m *Manager) buildRoundsLocked(rounds [][]Pairing) {
 func savedOutcome(r ResultRecord, mt *match) *outcome {
 	o := &outcome{MatchID: r.MatchID, A: mt.A, B: mt.B, StatusA: r.StatusA, StatusB: r.StatusB, Winner: r.Winner,
 		DrawnNumber: r.DrawnNumber, TechnicalLosses: r.TechnicalLosses, Reason: r.Reason, Referee: r.Referee,
-		Choices: map[string]string{}}
-	if r.ChoiceA != "" {
-		o.Choices[mt.A] = r.ChoiceA
-	}
-	if r.ChoiceB != "" {
-		o.Choices[mt.B] = r.ChoiceB
-	}
+		ChoiceA: r.ChoiceA, ChoiceB: r.ChoiceB}
 	return o
 }
 
@@ -153,6 +147,6 @@ func agentRecord(a *agent) AgentRecord {
 
 func resultRecord(o *outcome, round int, conversation string, at time.Time) ResultRecord {
 	return ResultRecord{MatchID: o.MatchID, Round: round, Referee: o.Referee, StatusA: o.StatusA, StatusB: o.StatusB,
-		Winner: o.Winner, DrawnNumber: o.DrawnNumber, ChoiceA: o.Choices[o.A], ChoiceB: o.Choices[o.B],
+		Winner: o.Winner, DrawnNumber: o.DrawnNumber, ChoiceA: o.ChoiceA, ChoiceB: o.ChoiceB,
 		TechnicalLosses: o.TechnicalLosses, Reason: o.Reason, ConversationID: conversation, ReportedAt: at}
 }

@@ -13,7 +13,7 @@ type outcome struct {
 	StatusA, StatusB string // WIN, LOSS, DRAW or TECHNICAL_LOSS
 	Winner           string // "" for a draw or when both lost
 	DrawnNumber      int
-	Choices          map[string]string
+	ChoiceA, ChoiceB string
 	TechnicalLosses  []protocol.TechnicalLoss
 	Reason           string
 	Referee          string
@@ -25,7 +25,7 @@ type outcome struct {
 // listed. A report that contradicts itself is refused with E002.
 func outcomeOf(rep *protocol.MatchResultReport, a, b string) (*outcome, error) {
 	res := rep.Result
-	o := &outcome{MatchID: rep.MatchID, A: a, B: b, StatusA: res.PlayerAStatus, StatusB: res.PlayerBStatus}
+	o := &outcome{MatchID: rep.MatchID, A: a, B: b, StatusA: protocol.Known(res.PlayerAStatus), StatusB: protocol.Known(res.PlayerBStatus)}
 	winner := ""
 	if res.Winner != nil && *res.Winner != "DRAW" && *res.Winner != "draw" {
 		winner = *res.Winner
@@ -42,7 +42,7 @@ func outcomeOf(rep *protocol.MatchResultReport, a, b string) (*outcome, error) {
 			tl[t.PlayerID] = true
 		}
 		o.TechnicalLosses = d.TechnicalLosses
-		o.Choices = d.Choices
+		o.ChoiceA, o.ChoiceB = protocol.Known(d.Choices[a]), protocol.Known(d.Choices[b])
 		o.Reason = d.Reason
 		if d.DrawnNumber != nil {
 			o.DrawnNumber = *d.DrawnNumber

@@ -203,7 +203,7 @@ func (m *Manager) runMatch(ctx context.Context, mt *match) {
 		}
 		m.mu.Lock()
 		mt.state, mt.referee = "RUNNING", ref.id
-		mt.assigned[ref.id] = true
+		mt.assign(ref.id)
 		m.mu.Unlock()
 
 		callErr := make(chan error, 1)
@@ -331,7 +331,7 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 		m.mu.Unlock()
 		return nil, &protocol.Error{Code: protocol.ErrMatchNotFound,
 			Detail: fmt.Sprintf("no match %q in league %s", protocol.Clip(rep.MatchID), m.opts.LeagueID)}
-	case !mt.assigned[ref.id]:
+	case !slices.Contains(mt.assigned, ref.id):
 		m.mu.Unlock()
 		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "%s was not given match %s", ref.id, mt.MatchID)
 	case rep.RoundID != mt.Round:

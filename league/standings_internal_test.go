@@ -268,7 +268,7 @@ func TestOutcomeOfDetails(t *testing.T) {
 	}}, "P01", "P02")
 	is.NoErr(err)
 	is.Equal(*o, outcome{MatchID: "R2M1", A: "P01", B: "P02", StatusA: win, StatusB: tl, Winner: "P01",
-		DrawnNumber: 8, Choices: map[string]string{"P01": "even"}, TechnicalLosses: losses, Reason: "P02 failed"}) // every detail kept
+		DrawnNumber: 8, ChoiceA: "even", TechnicalLosses: losses, Reason: "P02 failed"}) // every detail kept
 	is.Equal(o.String(), "R2M1 P01 WIN–TECHNICAL_LOSS P02")
 }
 
