@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
@@ -18,11 +19,12 @@ func BenchmarkLeague(b *testing.B) {
 	for _, c := range []struct {
 		net     string
 		players int
-	}{{"mem", 16}, {"mem", 64}, {"mem", 200}, {"http", 64}} {
+	}{{"mem", 16}, {"mem", 64}, {"mem", 200}, {"mem", 400}, {"http", 64}} {
 		b.Run(fmt.Sprintf("%s/%d", c.net, c.players), func(b *testing.B) {
 			cfg := config.Default()
 			strategies := strategiesOfB(b, "random")
 			var matches int
+			var sent transport.Stats
 			start := time.Now()
 			for b.Loop() {
 				n := transporttest.Mem()
@@ -30,7 +32,8 @@ func BenchmarkLeague(b *testing.B) {
 					n = transporttest.HTTP()
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-				lc, err := runLocalLeague(ctx, n, newAgentClient(n, cfg, slog.New(slog.DiscardHandler)),
+				client := newAgentClient(n, cfg, slog.New(slog.DiscardHandler))
+				lc, err := runLocalLeague(ctx, n, client,
 					leagueSpec{cfg: cfg, seed: 1, players: c.players, referees: 1, maxConcurrent: 10, strategies: strategies},
 					slog.New(slog.DiscardHandler))
 				cancel()
@@ -39,8 +42,17 @@ func BenchmarkLeague(b *testing.B) {
 					b.Fatal(err)
 				}
 				matches += lc.TotalMatches
+				st := client.Stats()
+				sent.Messages += st.Messages
+				sent.Bytes += st.Bytes
 			}
 			b.ReportMetric(float64(matches)/time.Since(start).Seconds(), "matches/s")
+			// What a league costs on a network: its messages, and the bytes
+			// of their params, which grow with the cube of the players
+			// (every round, N standings rows to N players); in memory the
+			// broadcasts among them are shared, not copied.
+			b.ReportMetric(float64(sent.Messages)/float64(matches), "msgs/match")
+			b.ReportMetric(float64(sent.Bytes)/float64(b.N)/1e6, "wireMB/league")
 		})
 	}
 }

@@ -32,6 +32,8 @@ type simulateJSON struct {
 	Stats struct {
 		ElapsedMS        int64   `json:"elapsed_ms"`
 		Matches          int     `json:"matches"`
+		Messages         int     `json:"messages"`
+		Bytes            int     `json:"bytes"`
 		MatchesPerSecond float64 `json:"matches_per_second"`
 	} `json:"stats"`
 }
@@ -94,6 +96,11 @@ func TestSimulateJSON(t *testing.T) {
 			is.Equal(r.TotalRounds, 5)
 			is.Equal(r.TotalMatches, 15)
 			is.Equal(r.Stats.Matches, 15)
+			// 8 registrations; 8 per match (START_MATCH, 2 invitations,
+			// 2 parity calls, 2 GAME_OVER, the report); 3 broadcasts to 6
+			// players a round; LEAGUE_COMPLETED to 6 players and 2 referees.
+			is.Equal(r.Stats.Messages, 8+15*8+5*3*6+8)
+			is.True(r.Stats.Bytes > 100_000)
 			is.True(r.Stats.MatchesPerSecond > 0)
 			b, err := json.Marshal(struct {
 				Champion       *protocol.Champion     `json:"champion"`

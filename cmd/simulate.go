@@ -80,9 +80,15 @@ type simulateResult struct {
 	Stats *simulateStats `json:"stats,omitzero"`
 }
 
+// simulateStats is what the league cost. Messages counts the league.v2
+// requests the agents sent (a broadcast counts once per recipient); Bytes
+// is the size of their params as they go on a network, which in memory a
+// shared broadcast does not actually cost.
 type simulateStats struct {
 	ElapsedMS        int64   `json:"elapsed_ms"`
 	Matches          int     `json:"matches"`
+	Messages         uint64  `json:"messages"`
+	Bytes            uint64  `json:"bytes"`
 	MatchesPerSecond float64 `json:"matches_per_second"`
 }
 
@@ -197,14 +203,16 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, store: store, onResult: bar.set,
 	}
 	start := time.Now()
-	lc, err := runLocalLeague(ctx, nw, newAgentClient(nw, cfg, logger), spec, logger)
+	client := newAgentClient(nw, cfg, logger)
+	lc, err := runLocalLeague(ctx, nw, client, spec, logger)
 	if err != nil {
 		return err
 	}
 	elapsed := time.Since(start)
 	bar.stop()
+	sent := client.Stats()
 	res := &simulateResult{LeagueCompleted: *lc, Seed: seed, Stats: &simulateStats{
-		ElapsedMS: elapsed.Milliseconds(), Matches: lc.TotalMatches,
+		ElapsedMS: elapsed.Milliseconds(), Matches: lc.TotalMatches, Messages: sent.Messages, Bytes: sent.Bytes,
 		MatchesPerSecond: float64(lc.TotalMatches) / max(elapsed.Seconds(), 1e-9),
 	}}
 	if o.output == "json" {
