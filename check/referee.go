@@ -14,10 +14,6 @@ import (
 	"github.com/leaguectl/leaguectl/transport"
 )
 
-// methodManualRegister is the referee tool of api-reference.md §4 that
-// registers a referee with the manager its params name.
-const methodManualRegister = "manual_register"
-
 // The referee check's players, their choices and matches.
 const (
 	playerA, playerB = "P01", "P02"
@@ -215,12 +211,12 @@ func (r *refereeRun) rendezvous(ctx context.Context, matchID string) bool {
 
 // register has the referee register with the checker's manager.
 func (r *refereeRun) register(ctx context.Context) bool {
-	x := r.call(ctx, methodManualRegister, map[string]string{"manager_endpoint": r.mgr.ep}, r.opts.Timeout)
+	x := r.call(ctx, protocol.MethodManualRegister, map[string]string{"manager_endpoint": r.mgr.ep}, r.opts.Timeout)
 	wait, how := r.opts.Timeout, "through manual_register"
 	if !x.ok() {
 		fmt.Fprintf(r.opts.Notice, "check: the referee did not register through %s (%s)\n"+
 			"check: start the referee with --manager %s ; waiting %s for its registration\n",
-			methodManualRegister, x.describe(), r.mgr.ep, r.opts.Wait)
+			protocol.MethodManualRegister, x.describe(), r.mgr.ep, r.opts.Wait)
 		wait, how = r.opts.Wait, "after --manager "+r.mgr.ep
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)

@@ -210,8 +210,8 @@ is the first line of stdout.`,
 				opts.ManagerEndpoint, opts.Endpoint, opts.Fault = o.manager, endpoint, fault
 				served := make(chan transport.Listener, 1)
 				if fault.Kind == player.FaultCrash {
-					// Gone right after registering; the process stays until stopped.
-					opts.OnRegistered = func() {
+					// Gone as it registers; the process stays until stopped.
+					opts.OnRegistering = func() {
 						l := <-served
 						logger.Warn("fault crash: closing the endpoint")
 						_ = l.Close()

@@ -171,9 +171,9 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 		if f, ok := spec.faults[id]; ok {
 			po.Fault = f
 			if f.Kind == player.FaultCrash {
-				// Gone right after registering: every later call finds nobody.
+				// Gone as it registers: every call of the league finds nobody.
 				own := listener
-				po.OnRegistered = func() { _ = own.Close() }
+				po.OnRegistering = func() { _ = own.Close() }
 			}
 		}
 		p := player.New(po, caller, logger.With(slog.String("agent_id", "player:"+id)))

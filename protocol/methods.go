@@ -28,6 +28,9 @@ const (
 	MethodGetPlayerState        = "get_player_state"
 	MethodGetRegistrationStatus = "get_registration_status"
 	MethodGetMatchState         = "get_match_state"
+	// MethodManualRegister is the referee tool of api-reference.md §4
+	// that registers the referee with the manager its params name.
+	MethodManualRegister = "manual_register"
 
 	// MethodToolsCall is MCP's generic tool invocation.
 	MethodToolsCall = "tools/call"

@@ -201,5 +201,6 @@ func TestRetryDelays(t *testing.T) {
 	final := protocol.Errorf(protocol.ErrAuthTokenInvalid, "no")
 	err = transport.Retry{MaxRetries: 3, InitialDelay: time.Millisecond}.Do(context.Background(),
 		func(context.Context) error { calls++; return final }, nil)
-	is.Equal(calls, 1) // a final error is not retried
+	is.Equal(err, error(final)) // returned as it is
+	is.Equal(calls, 1)          // a final error is not retried
 }
