@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 )
@@ -109,6 +110,9 @@ type Manager struct {
 	caller transport.Caller
 	log    *slog.Logger
 	clock  func() time.Time
+
+	// pool runs the manager's calls on goroutines kept between them.
+	pool gopool.Pool
 
 	mu        sync.Mutex
 	state     string

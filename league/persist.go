@@ -91,7 +91,7 @@ func (m *Manager) Restore(ctx context.Context) error {
 			return fmt.Errorf("the store has a result of %s, which is not in its schedule", r.MatchID)
 		}
 		o := savedOutcome(r, mt)
-		mt.result, mt.state = o, "DONE"
+		mt.result, mt.state = o.counted(), "DONE"
 		m.table.apply(o)
 		m.counted++
 		close(mt.done)

@@ -89,6 +89,15 @@ func outcomeOf(rep *protocol.MatchResultReport, a, b string) (*outcome, error) {
 	return o, nil
 }
 
+// counted is what the manager keeps of o once it is stored: what the
+// standings, the schedule and the round summary read. The details (choices,
+// number, reason, technical losses) are in the store; kept in memory for
+// every match of a large league they would be most of it.
+func (o *outcome) counted() *outcome {
+	return &outcome{MatchID: o.MatchID, A: o.A, B: o.B, StatusA: o.StatusA, StatusB: o.StatusB, Winner: o.Winner,
+		Referee: o.Referee}
+}
+
 func (o *outcome) String() string {
 	return fmt.Sprintf("%s %s %s–%s %s", o.MatchID, o.A, o.StatusA, o.StatusB, o.B)
 }

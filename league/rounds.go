@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/internal/rng"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -207,7 +208,7 @@ func (m *Manager) runMatch(ctx context.Context, mt *match) {
 		m.mu.Unlock()
 
 		callErr := make(chan error, 1)
-		go func() { callErr <- m.startMatch(ctx, ref, mt) }()
+		m.pool.Go(func() { callErr <- m.startMatch(ctx, ref, mt) })
 		timeout := time.NewTimer(m.opts.MatchTimeout)
 		lost := false
 		select {
@@ -372,7 +373,7 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 		m.mu.Unlock()
 		return nil, err
 	}
-	mt.result, mt.state = o, "DONE"
+	mt.result, mt.state = o.counted(), "DONE"
 	m.table.apply(o)
 	m.counted++
 	done, total := m.counted, m.total
@@ -479,7 +480,7 @@ func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, msg
 		return
 	}
 	sem := make(chan struct{}, m.opts.BroadcastConcurrency)
-	var wg sync.WaitGroup
+	wg := gopool.Group{Pool: &m.pool}
 	for _, a := range to {
 		params := b.To(m.tokenFor(a))
 		sem <- struct{}{}

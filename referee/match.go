@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
+	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/internal/rng"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -85,14 +85,14 @@ func (r *Referee) setState(m *match, s string) {
 func (r *Referee) play(ctx context.Context, m *match) {
 	log := r.log.With(slog.String("match_id", m.id), slog.String("conversation_id", m.conversation))
 	r.setState(m, stateInviting)
-	both(func() { r.invite(ctx, m, &m.a, &m.b) }, func() { r.invite(ctx, m, &m.b, &m.a) })
+	r.both(func() { r.invite(ctx, m, &m.a, &m.b) }, func() { r.invite(ctx, m, &m.b, &m.a) })
 	if ctx.Err() != nil {
 		r.abandon(ctx, m)
 		return
 	}
 	if m.a.fail == nil && m.b.fail == nil {
 		r.setState(m, stateChoosing)
-		both(func() { r.askParity(ctx, m, &m.a, &m.b) }, func() { r.askParity(ctx, m, &m.b, &m.a) })
+		r.both(func() { r.askParity(ctx, m, &m.a, &m.b) }, func() { r.askParity(ctx, m, &m.b, &m.a) })
 		if ctx.Err() != nil {
 			r.abandon(ctx, m)
 			return
@@ -112,7 +112,7 @@ func (r *Referee) play(ctx context.Context, m *match) {
 	m.result, m.state = result, stateReporting
 	r.active--
 	r.mu.Unlock()
-	both(func() { r.notifyEnd(ctx, m, &m.a, &m.b, result) }, func() { r.notifyEnd(ctx, m, &m.b, &m.a, result) })
+	r.both(func() { r.notifyEnd(ctx, m, &m.a, &m.b, result) }, func() { r.notifyEnd(ctx, m, &m.b, &m.a, result) })
 	r.report(ctx, m)
 }
 
@@ -129,8 +129,8 @@ func (r *Referee) abandon(ctx context.Context, m *match) {
 }
 
 // both runs f and g at once and waits for both.
-func both(f, g func()) {
-	var wg sync.WaitGroup
+func (r *Referee) both(f, g func()) {
+	wg := gopool.Group{Pool: &r.pool}
 	wg.Go(g)
 	f()
 	wg.Wait()

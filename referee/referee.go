@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 )
@@ -99,6 +100,8 @@ type Referee struct {
 	registered chan struct{}
 	started    time.Time
 	inflight   sync.WaitGroup
+	// pool runs matches and their calls on goroutines kept between them.
+	pool gopool.Pool
 }
 
 // New returns a Referee that calls others through caller.
@@ -403,10 +406,10 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 	case known && m.finished():
 		// The manager did not get the report (it re-dispatched): send it again.
 		r.inflight.Add(1)
-		go func() {
+		r.pool.Go(func() {
 			defer r.inflight.Done()
 			r.report(life, m)
-		}()
+		})
 	case known:
 		// Already being played: a repeated START_MATCH changes nothing.
 	case r.active >= r.opts.MaxConcurrent:
@@ -419,10 +422,10 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 		r.matches[sm.MatchID] = m
 		r.active++
 		r.inflight.Add(1)
-		go func() {
+		r.pool.Go(func() {
 			defer r.inflight.Done()
 			r.play(life, m)
-		}()
+		})
 	}
 	r.mu.Unlock()
 	return &protocol.StartMatchAck{
