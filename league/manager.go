@@ -93,8 +93,8 @@ type match struct {
 	state    string   // PENDING, RUNNING, DONE
 	referee  string   // the referee it was last handed to
 	assigned []string // every referee it was handed to: any may report
-	result   *outcome
-	done     chan struct{} // closed when the result is counted
+	result   counted
+	done     chan struct{} // closed when the result is counted; see doneOf
 }
 
 // assign records that referee ref was handed mt.
@@ -113,6 +113,8 @@ type Manager struct {
 
 	// pool runs the manager's calls on goroutines kept between them.
 	pool gopool.Pool
+	// closedDone is the done channel of every counted match.
+	closedDone chan struct{}
 
 	mu        sync.Mutex
 	state     string
@@ -167,15 +169,17 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 	}
 	m := &Manager{
 		opts: opts, caller: caller, log: logger, clock: opts.Clock,
-		state:     StateRegistration,
-		agents:    map[string]*agent{},
-		endpoints: map[string]string{},
-		matches:   map[string]*match{},
-		table:     newTable(opts.Scoring),
-		started:   make(chan struct{}),
-		finished:  make(chan struct{}),
-		slots:     newPool(),
+		state:      StateRegistration,
+		agents:     map[string]*agent{},
+		endpoints:  map[string]string{},
+		matches:    map[string]*match{},
+		table:      newTable(opts.Scoring),
+		started:    make(chan struct{}),
+		finished:   make(chan struct{}),
+		slots:      newPool(),
+		closedDone: make(chan struct{}),
 	}
+	close(m.closedDone)
 	m.notifyCond = sync.NewCond(&m.notifyMu)
 	return m
 }

@@ -94,13 +94,13 @@ func (m *Manager) Restore(ctx context.Context) error {
 		mt.result, mt.state = o.counted(), "DONE"
 		m.table.apply(o)
 		m.counted++
-		close(mt.done)
+		mt.done = m.closedDone
 	}
 	// The round under way: the last one announced, or the one after it
 	// once any of its matches was handed out.
 	m.round = saved.ClosedRound
 	for _, mt := range m.matches {
-		if len(mt.assigned) > 0 || mt.result != nil {
+		if len(mt.assigned) > 0 || mt.result.known() {
 			m.round = max(m.round, mt.Round)
 		}
 	}
@@ -124,7 +124,7 @@ func (m *Manager) buildRoundsLocked(rounds [][]Pairing) {
 	for _, round := range rounds {
 		ms := make([]*match, len(round))
 		for i, p := range round {
-			ms[i] = &match{Pairing: p, state: "PENDING", done: make(chan struct{})}
+			ms[i] = &match{Pairing: p, state: "PENDING"}
 			m.matches[p.MatchID] = ms[i]
 		}
 		m.rounds = append(m.rounds, ms)

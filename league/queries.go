@@ -154,7 +154,7 @@ func (m *Manager) Answer(q *protocol.LeagueQuery, id string, role protocol.Role)
 func (m *Manager) nextMatchLocked(player string) *NextMatch {
 	for _, ms := range m.rounds {
 		for i, mt := range ms {
-			if mt.result != nil || (mt.A != player && mt.B != player) {
+			if mt.result.known() || (mt.A != player && mt.B != player) {
 				continue
 			}
 			nm := &NextMatch{MatchID: mt.MatchID, RoundID: mt.Round, OpponentID: mt.B, Role: protocol.PlayerA}
@@ -177,7 +177,7 @@ func (m *Manager) nextMatchLocked(player string) *NextMatch {
 func (mt *match) scheduled() ScheduledMatch {
 	s := ScheduledMatch{MatchID: mt.MatchID, RoundID: mt.Round, PlayerAID: mt.A, PlayerBID: mt.B,
 		RefereeID: mt.referee, Status: mt.state}
-	if mt.result != nil {
+	if mt.result.known() {
 		s.Winner = mt.result.Winner
 		s.Result = mt.result.StatusA + "-" + mt.result.StatusB
 	}

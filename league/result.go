@@ -89,13 +89,33 @@ func outcomeOf(rep *protocol.MatchResultReport, a, b string) (*outcome, error) {
 	return o, nil
 }
 
-// counted is what the manager keeps of o once it is stored: what the
-// standings, the schedule and the round summary read. The details (choices,
-// number, reason, technical losses) are in the store; kept in memory for
-// every match of a large league they would be most of it.
-func (o *outcome) counted() *outcome {
-	return &outcome{MatchID: o.MatchID, A: o.A, B: o.B, StatusA: o.StatusA, StatusB: o.StatusB, Winner: o.Winner,
-		Referee: o.Referee}
+// counted is what the manager keeps of a result once it is stored: what
+// the standings, the schedule and the round summary read, held in the
+// match itself. The details (choices, number, reason, technical losses)
+// are in the store; kept in memory for every match of a large league they
+// would be most of it.
+type counted struct {
+	StatusA, StatusB string // "" until the match is counted
+	Winner           string // "" for a draw or when both lost
+}
+
+// known reports whether the match has been counted.
+func (c counted) known() bool { return c.StatusA != "" }
+
+// counted is o as a match keeps it: the statuses as the package's
+// constants, the winner as the match's own player id.
+func (o *outcome) counted() counted {
+	c := counted{StatusA: protocol.Known(o.StatusA), StatusB: protocol.Known(o.StatusB)}
+	switch o.Winner {
+	case "":
+	case o.A:
+		c.Winner = o.A
+	case o.B:
+		c.Winner = o.B
+	default:
+		c.Winner = o.Winner
+	}
+	return c
 }
 
 func (o *outcome) String() string {

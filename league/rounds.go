@@ -179,8 +179,9 @@ func interleave(slots []*agent) []*agent {
 // (or to itself, once it is back); a report that comes late from an
 // earlier referee still counts if no other came first.
 func (m *Manager) runMatch(ctx context.Context, mt *match) {
+	done := m.doneOf(mt)
 	select {
-	case <-mt.done:
+	case <-done:
 		return // counted before a restart
 	default:
 	}
@@ -212,7 +213,7 @@ func (m *Manager) runMatch(ctx context.Context, mt *match) {
 		timeout := time.NewTimer(m.opts.MatchTimeout)
 		lost := false
 		select {
-		case <-mt.done:
+		case <-done:
 		case err := <-callErr:
 			if err != nil {
 				lost = true
@@ -221,7 +222,7 @@ func (m *Manager) runMatch(ctx context.Context, mt *match) {
 				break
 			}
 			select {
-			case <-mt.done:
+			case <-done:
 			case <-timeout.C:
 				lost = true
 				m.log.LogAttrs(ctx, slog.LevelWarn, "no result in time, handing the match to another referee",
@@ -238,7 +239,7 @@ func (m *Manager) runMatch(ctx context.Context, mt *match) {
 			return
 		}
 		select {
-		case <-mt.done:
+		case <-done:
 			return
 		default:
 		}
@@ -260,7 +261,7 @@ func (m *Manager) wait(ctx context.Context, mt *match, d time.Duration) bool {
 	select {
 	case <-t.C:
 		return true
-	case <-mt.done:
+	case <-m.doneOf(mt):
 	case <-ctx.Done():
 	}
 	return false
@@ -300,7 +301,7 @@ func (m *Manager) startMatch(ctx context.Context, ref *agent, mt *match) error {
 		if e, ok := errors.AsType[*transport.Error](err); ok && e.Kind == transport.KindTimeout {
 			<-ctx.Done()
 			select {
-			case <-mt.done:
+			case <-m.doneOf(mt):
 				return nil
 			default:
 			}
@@ -338,7 +339,7 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	case rep.RoundID != mt.Round:
 		m.mu.Unlock()
 		return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "round_id %d: %s is in round %d", rep.RoundID, mt.MatchID, mt.Round)
-	case mt.result != nil:
+	case mt.result.known():
 		m.mu.Unlock()
 		m.log.LogAttrs(ctx, slog.LevelInfo, "duplicate report", slog.String("match_id", rep.MatchID), slog.String("referee_id", ref.id))
 		return m.reportAck(rep, ref, protocol.StatusDuplicate, "this match's result was already counted"), nil
@@ -380,7 +381,7 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	m.mu.Unlock()
 	m.notify(done, total)
 	// Only now may the round, and the league, end: OnResult has been told.
-	close(mt.done)
+	m.closeDone(mt)
 	m.log.LogAttrs(ctx, slog.LevelDebug, "result counted", slog.String("match_id", o.MatchID),
 		slog.String("result", o.String()), slog.String("conversation_id", rep.ConversationID))
 	return m.reportAck(rep, ref, status, msg), nil
@@ -495,6 +496,28 @@ func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, msg
 		})
 	}
 	wg.Wait()
+}
+
+// doneOf is the channel closed when mt is counted, made when first asked
+// for: a league's matches do not each hold one from the start.
+func (m *Manager) doneOf(mt *match) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if mt.done == nil {
+		mt.done = make(chan struct{})
+	}
+	return mt.done
+}
+
+// closeDone closes mt's done channel; the match then shares the manager's
+// closed one, and its own goes once its waiters have seen it.
+func (m *Manager) closeDone(mt *match) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if mt.done != nil && mt.done != m.closedDone {
+		close(mt.done)
+	}
+	mt.done = m.closedDone
 }
 
 // pool hands out referee slots: one per unit of a referee's capacity.

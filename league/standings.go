@@ -16,10 +16,28 @@ func DefaultScoring() Scoring { return Scoring{Win: 3, Draw: 1, Loss: 0} }
 // result so that a ranking never replays the league.
 type record struct {
 	id, name                        string
+	idx                             int // its place in table.order
 	wins, draws, losses, tl, points int
-	// h2h is the points this player took from each opponent, for the
-	// head-to-head tie-break.
-	h2h map[string]int
+	// h2h is the points this player took from each opponent, by the
+	// opponent's idx, for the head-to-head tie-break: N² numbers over a
+	// league, not N² map entries.
+	h2h []int32
+}
+
+// addH2H adds pts taken from the opponent at idx.
+func (r *record) addH2H(idx, pts int) {
+	if idx >= len(r.h2h) {
+		r.h2h = append(r.h2h, make([]int32, idx+1-len(r.h2h))...)
+	}
+	r.h2h[idx] += int32(pts)
+}
+
+// h2hOf is the points taken from the opponent at idx.
+func (r *record) h2hOf(idx int) int {
+	if idx < len(r.h2h) {
+		return int(r.h2h[idx])
+	}
+	return 0
 }
 
 func (r *record) played() int { return r.wins + r.draws + r.losses }
@@ -28,13 +46,15 @@ func (r *record) played() int { return r.wins + r.draws + r.losses }
 type table struct {
 	scoring Scoring
 	rows    map[string]*record
+	n       int // records so far: the next idx
 }
 
 func newTable(s Scoring) *table { return &table{scoring: s, rows: map[string]*record{}} }
 
 func (t *table) add(id, name string) {
 	if _, ok := t.rows[id]; !ok {
-		t.rows[id] = &record{id: id, name: name, h2h: map[string]int{}}
+		t.rows[id] = &record{id: id, name: name, idx: t.n}
+		t.n++
 	}
 }
 
@@ -63,7 +83,9 @@ func (t *table) apply(o *outcome) {
 			r.losses++
 		}
 		r.points += pts
-		r.h2h[side.opp] += pts
+		if opp := t.rows[side.opp]; opp != nil {
+			r.addH2H(opp.idx, pts)
+		}
 	}
 }
 
@@ -101,7 +123,7 @@ func (t *table) ranked() []protocol.StandingRow {
 			h2h := make(map[string]int, len(group))
 			for _, a := range group {
 				for _, b := range group {
-					h2h[a.id] += a.h2h[b.id]
+					h2h[a.id] += a.h2hOf(b.idx)
 				}
 			}
 			sort.SliceStable(group, func(i, j int) bool {
