@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -35,6 +37,7 @@ type simulateOptions struct {
 	output        string
 	faults        []string
 	db            string
+	cpuProfile    string
 }
 
 func newSimulateCmd(ro *rootOptions) *cobra.Command {
@@ -68,6 +71,8 @@ would. The same --seed gives the same standings on either transport.`,
 	f.StringVar(&o.transport, "transport", "mem", "mem (in-memory bus) or http (loopback HTTP)")
 	f.StringVar(&o.output, "output", "table", "table or json")
 	f.StringVar(&o.db, "db", "", "record the league in this new SQLite database (default: memory only)")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the league to this file (go tool pprof)")
+	_ = f.MarkHidden("cpuprofile")
 	f.StringArrayVar(&o.faults, "fault", nil, "make a player misbehave: ID=KIND[:ARG] with KIND one of "+
 		strings.Join(player.FaultKinds(), ", ")+" (slow:DURATION); repeatable")
 	return c
@@ -202,6 +207,13 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 		cfg: cfg, seed: seed, players: o.players, referees: o.referees,
 		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, store: store, onResult: bar.set,
 	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			return usagef(err)
+		}
+		defer stop()
+	}
 	start := time.Now()
 	client := newAgentClient(nw, cfg, logger)
 	lc, err := runLocalLeague(ctx, nw, client, spec, logger)
@@ -229,4 +241,17 @@ func randomSeed() (uint64, error) {
 		return 0, &exitError{code: ExitRuntime, err: fmt.Errorf("no randomness for a seed: %w", err)}
 	}
 	return binary.LittleEndian.Uint64(b[:]) & (1<<53 - 1), nil
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }

@@ -520,14 +520,23 @@ func (m *Manager) closeDone(mt *match) {
 	mt.done = m.closedDone
 }
 
-// pool hands out referee slots: one per unit of a referee's capacity.
+// pool hands out referee slots: one per unit of a referee's capacity. A
+// match that finds none waits in line; a slot that comes free goes to the
+// first in line, waking that match alone (not every waiting match of the
+// round, which for a round of N/2 matches would be N^2 wake-ups).
 type pool struct {
-	mu   sync.Mutex
-	free []*agent
-	wake chan struct{} // closed and replaced when a slot comes free
+	mu      sync.Mutex
+	free    []*agent
+	waiters []*slotWaiter // oldest first
 }
 
-func newPool() *pool { return &pool{wake: make(chan struct{})} }
+// slotWaiter is a match waiting for a slot.
+type slotWaiter struct {
+	avoid string
+	got   chan *agent // buffered: handing over never blocks
+}
+
+func newPool() *pool { return &pool{} }
 
 // add adds n slots of a, interleaved with the others so that matches
 // spread over the referees.
@@ -535,7 +544,7 @@ func (p *pool) add(a *agent, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.free = interleave(append(p.free, slices.Repeat([]*agent{a}, n)...))
-	p.wakeLocked()
+	p.handOutLocked()
 }
 
 // release gives back a slot of a. It goes last, so that the next match
@@ -544,41 +553,62 @@ func (p *pool) release(a *agent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.free = append(p.free, a)
-	p.wakeLocked()
+	p.handOutLocked()
 }
 
-func (p *pool) wakeLocked() {
-	close(p.wake)
-	p.wake = make(chan struct{})
-}
-
-// acquire takes a free slot, preferring one not of avoid, and waits while
-// there is none.
-func (p *pool) acquire(ctx context.Context, avoid string) (*agent, error) {
-	for {
-		p.mu.Lock()
-		pick := -1
-		for i, a := range p.free {
-			if a.id != avoid {
-				pick = i
-				break
-			}
-		}
-		if pick < 0 && len(p.free) > 0 {
-			pick = 0
-		}
-		if pick >= 0 {
-			a := p.free[pick]
-			p.free = append(p.free[:pick], p.free[pick+1:]...)
-			p.mu.Unlock()
-			return a, nil
-		}
-		w := p.wake
-		p.mu.Unlock()
-		select {
-		case <-w:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+// takeLocked removes and returns a free slot, preferring one not of avoid;
+// nil when none is free.
+func (p *pool) takeLocked(avoid string) *agent {
+	if len(p.free) == 0 {
+		return nil
+	}
+	pick := 0
+	for i, a := range p.free {
+		if a.id != avoid {
+			pick = i
+			break
 		}
 	}
+	a := p.free[pick]
+	p.free = append(p.free[:pick], p.free[pick+1:]...)
+	return a
+}
+
+// handOutLocked gives free slots to the matches in line, first come first
+// served.
+func (p *pool) handOutLocked() {
+	for len(p.waiters) > 0 && len(p.free) > 0 {
+		w := p.waiters[0]
+		p.waiters[0] = nil
+		p.waiters = p.waiters[1:]
+		w.got <- p.takeLocked(w.avoid)
+	}
+}
+
+// acquire takes a free slot, preferring one not of avoid, and waits in line
+// while there is none.
+func (p *pool) acquire(ctx context.Context, avoid string) (*agent, error) {
+	p.mu.Lock()
+	if a := p.takeLocked(avoid); a != nil {
+		p.mu.Unlock()
+		return a, nil
+	}
+	w := &slotWaiter{avoid: avoid, got: make(chan *agent, 1)}
+	p.waiters = append(p.waiters, w)
+	p.mu.Unlock()
+	select {
+	case a := <-w.got:
+		return a, nil
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i := slices.Index(p.waiters, w); i >= 0 {
+		p.waiters = slices.Delete(p.waiters, i, i+1)
+		return nil, ctx.Err()
+	}
+	// A slot was handed over as the context ended: it goes back.
+	p.free = append(p.free, <-w.got)
+	p.handOutLocked()
+	return nil, ctx.Err()
 }
