@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"sync"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -34,7 +33,7 @@ func NewBroadcast(m Message) (*Broadcast, error) {
 	if m.Env().AuthToken != "" {
 		return nil, fmt.Errorf("protocol: a broadcast carries no auth_token of its own")
 	}
-	raw, err := json.Marshal(m, json.Deterministic(true))
+	raw, err := Marshal(m)
 	if err != nil {
 		return nil, err
 	}

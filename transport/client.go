@@ -320,7 +320,7 @@ func EncodeParams(params any) (jsontext.Value, error) {
 	case *protocol.Addressed:
 		return p.Encoded(), nil
 	}
-	b, err := json.Marshal(params, json.Deterministic(true))
+	b, err := protocol.Marshal(params)
 	if err != nil {
 		return nil, errors.New("transport: cannot encode params: " + err.Error())
 	}

@@ -370,7 +370,7 @@ func encodeResult(v any) (jsontext.Value, error) {
 	case nil:
 		return jsontext.Value("null"), nil
 	}
-	b, err := json.Marshal(v, json.Deterministic(true))
+	b, err := protocol.Marshal(v)
 	if err != nil {
 		return nil, err
 	}

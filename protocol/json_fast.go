@@ -1,0 +1,86 @@
+package protocol
+
+import (
+	"slices"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+//go:generate go run ../internal/cmd/genjson -o json_gen.go
+
+// appender is a message struct with a generated encoder (json_gen.go).
+type appender interface {
+	appendJSON(b []byte) ([]byte, bool)
+}
+
+// Marshal is AppendJSON to a new slice, made big enough for most messages
+// at once.
+func Marshal(v any) ([]byte, error) { return AppendJSON(make([]byte, 0, 512), v) }
+
+// AppendJSON appends the encoding of v to b: exactly what
+// json.Marshal(v, json.Deterministic(true)) gives, made without reflection
+// for the message structs of this package (json_gen.go) and by json for
+// anything else, or where the generated encoder cannot (invalid UTF-8, whose
+// error json reports).
+func AppendJSON(b []byte, v any) ([]byte, error) {
+	if a, ok := v.(appender); ok {
+		if out, ok := a.appendJSON(b); ok {
+			return out, nil
+		}
+	}
+	enc, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return b, err
+	}
+	return append(b, enc...), nil
+}
+
+// member appends the name of an object member, after a comma unless it is
+// the first (the object's members start at start).
+func member(b []byte, start int, name string) []byte {
+	if len(b) > start {
+		b = append(b, ',')
+	}
+	return append(b, name...)
+}
+
+// appendString appends s as a JSON string; false for invalid UTF-8.
+func appendString(b []byte, s string) ([]byte, bool) {
+	out, err := jsontext.AppendQuote(b, s)
+	return out, err == nil
+}
+
+// appendStringMap appends m with its keys sorted, as json does with
+// json.Deterministic; a nil map is {}.
+func appendStringMap(b []byte, m map[string]string) ([]byte, bool) {
+	b = append(b, '{')
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var ok bool
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, ok = appendString(b, k); !ok {
+			return b, false
+		}
+		b = append(b, ':')
+		if b, ok = appendString(b, m[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendAny appends v as json encodes it.
+func appendAny(b []byte, v any) ([]byte, bool) {
+	enc, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return b, false
+	}
+	return append(b, enc...), true
+}
