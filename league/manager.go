@@ -115,6 +115,7 @@ type Manager struct {
 	pool gopool.Pool
 	// closedDone is the done channel of every counted match.
 	closedDone chan struct{}
+	stamps     protocol.Stamper
 
 	mu        sync.Mutex
 	state     string
@@ -221,7 +222,7 @@ func (m *Manager) envelope(t protocol.MessageType, conversation, token string) p
 		Protocol:       protocol.Version,
 		MessageType:    t,
 		Sender:         "league_manager:" + ManagerID,
-		Timestamp:      protocol.FormatTimestamp(m.clock()),
+		Timestamp:      m.stamps.Format(m.clock()),
 		ConversationID: conversation,
 		LeagueID:       m.opts.LeagueID,
 		AuthToken:      token,

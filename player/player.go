@@ -107,13 +107,16 @@ type Player struct {
 	seq       int
 	history   []Game
 	played    map[string]bool
-	stats     Stats
-	round     int
-	standings []protocol.StandingRow
-	champion  *protocol.Champion
-	completed bool // LEAGUE_COMPLETED has arrived and done is closed
-	done      chan struct{}
-	started   time.Time
+	// sender is "player:"+senderID, made once per id, not per message.
+	sender, senderID string
+	stamps           protocol.Stamper
+	stats            Stats
+	round            int
+	standings        []protocol.StandingRow
+	champion         *protocol.Champion
+	completed        bool // LEAGUE_COMPLETED has arrived and done is closed
+	done             chan struct{}
+	started          time.Time
 
 	registeringOnce sync.Once // runs opts.OnRegistering
 }
@@ -271,11 +274,14 @@ func (p *Player) Handler() *transport.Mux {
 func (p *Player) envelope(t protocol.MessageType, conversation string) protocol.Envelope {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if id := p.idLocked(); id != p.senderID {
+		p.senderID, p.sender = id, "player:"+id
+	}
 	return protocol.Envelope{
 		Protocol:       protocol.Version,
 		MessageType:    t,
-		Sender:         "player:" + p.idLocked(),
-		Timestamp:      protocol.FormatTimestamp(p.clock()),
+		Sender:         p.sender,
+		Timestamp:      p.stamps.Format(p.clock()),
 		ConversationID: conversation,
 		LeagueID:       p.leagueID,
 		AuthToken:      p.token,

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -332,6 +333,27 @@ const TimestampLayout = "2006-01-02T15:04:05Z"
 func FormatTimestamp(t time.Time) string {
 	var b [len(TimestampLayout)]byte
 	return string(t.UTC().AppendFormat(b[:0], TimestampLayout))
+}
+
+// Stamper formats timestamps as FormatTimestamp does, remembering the
+// last one: an agent stamps thousands of messages a second with the same
+// text. The zero value is ready; it is safe for concurrent use.
+type Stamper struct{ last atomic.Pointer[stamp] }
+
+type stamp struct {
+	sec  int64
+	text string
+}
+
+// Format is FormatTimestamp(t).
+func (s *Stamper) Format(t time.Time) string {
+	sec := t.Unix()
+	if l := s.last.Load(); l != nil && l.sec == sec {
+		return l.text
+	}
+	text := FormatTimestamp(t)
+	s.last.Store(&stamp{sec, text})
+	return text
 }
 
 // ParseTimestamp parses an ISO-8601 timestamp that must be in UTC: "Z" or

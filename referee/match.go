@@ -171,7 +171,7 @@ func (r *Referee) askParity(ctx context.Context, m *match, s, opp *side) {
 		PlayerID: s.id,
 		GameType: protocol.GameEvenOdd,
 		Context:  &protocol.ParityContext{OpponentID: opp.id, RoundID: m.round},
-		Deadline: protocol.FormatTimestamp(deadline),
+		Deadline: r.deadlines.Format(deadline),
 	}
 	var resp protocol.ChooseParityResponse
 	err := r.caller.Call(ctx, s.endpoint, protocol.MethodChooseParity, call, &resp)

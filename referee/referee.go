@@ -102,6 +102,10 @@ type Referee struct {
 	inflight   sync.WaitGroup
 	// pool runs matches and their calls on goroutines kept between them.
 	pool gopool.Pool
+	// sender is "referee:"+senderID, made once per id, not per message.
+	sender, senderID string
+	stamps           protocol.Stamper
+	deadlines        protocol.Stamper
 }
 
 // New returns a Referee that calls others through caller.
@@ -359,11 +363,14 @@ func (r *Referee) Handler() *transport.Mux {
 func (r *Referee) envelope(t protocol.MessageType, conversation string) protocol.Envelope {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if id := r.idLocked(); id != r.senderID {
+		r.senderID, r.sender = id, "referee:"+id
+	}
 	return protocol.Envelope{
 		Protocol:       protocol.Version,
 		MessageType:    t,
-		Sender:         "referee:" + r.idLocked(),
-		Timestamp:      protocol.FormatTimestamp(r.clock()),
+		Sender:         r.sender,
+		Timestamp:      r.stamps.Format(r.clock()),
 		ConversationID: conversation,
 		LeagueID:       r.leagueID,
 		AuthToken:      r.token,

@@ -141,19 +141,27 @@ func (m *Mux) serveOne(ctx context.Context, in *protocol.Incoming, peer Peer, sh
 		m.logRefused(ctx, "", in.Err, peer)
 		return protocol.AppendError(nil, in.ID, in.Err)
 	}
-	result, rerr := m.dispatch(ctx, &in.Request, peer, shared)
+	// The result is encoded straight into the response.
+	out, rerr := m.dispatch(ctx, &in.Request, peer, shared, append(make([]byte, 0, 512), resultPrefix...))
 	if in.IsNotification() {
 		return nil
 	}
 	if rerr != nil {
 		return protocol.AppendError(nil, in.ID, rerr)
 	}
-	return protocol.AppendResult(make([]byte, 0, len(result)+len(in.ID)+32), in.ID, result)
+	out = append(out, `,"id":`...)
+	if in.ID == nil {
+		out = append(out, "null"...)
+	}
+	return append(append(out, in.ID...), '}')
 }
 
+// resultPrefix starts a response with a result (protocol.AppendResult).
+const resultPrefix = `{"jsonrpc":"2.0","result":`
+
 // dispatch resolves the method, decodes and validates the params, calls the
-// handler and encodes its result.
-func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, shared *protocol.Broadcast) (jsontext.Value, *protocol.RPCError) {
+// handler and appends its encoded result to dst.
+func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, shared *protocol.Broadcast, dst []byte) ([]byte, *protocol.RPCError) {
 	r := &Request{Method: req.Method, Params: req.Params, Peer: peer}
 	if r.Method == protocol.MethodToolsCall {
 		tc, err := protocol.DecodeToolCall(req.Params)
@@ -187,7 +195,15 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, sh
 		m.logRefused(ctx, r.Method, rerr, peer)
 		return nil, rerr
 	}
-	out, err := encodeResult(result)
+	var out []byte
+	if r.MCP {
+		var enc []byte
+		if enc, err = encodeResult(nil, result); err == nil {
+			out = append(dst, protocol.WrapMCP(enc)...)
+		}
+	} else {
+		out, err = encodeResult(dst, result)
+	}
 	if err != nil {
 		m.logger.LogAttrs(ctx, slog.LevelError, "cannot encode reply", slog.String("method", r.Method), slog.Any("error", err))
 		return nil, protocol.ToRPCError(err)
@@ -197,9 +213,6 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, sh
 			slog.String("method", r.Method), slog.String("message_type", string(r.Type)),
 			slog.String("conversation_id", r.Env.ConversationID), slog.String("sender", r.Env.Sender),
 			slog.Duration("took", time.Since(start)))
-	}
-	if r.MCP {
-		out = protocol.WrapMCP(out)
 	}
 	return out, nil
 }
@@ -357,22 +370,18 @@ func methodNotFound(method string) *protocol.RPCError {
 // encodeResult encodes a handler's result. Pre-encoded results (a raw JSON
 // value) pass through, so a broadcast can be encoded once for every
 // recipient.
-func encodeResult(v any) (jsontext.Value, error) {
+func encodeResult(dst []byte, v any) ([]byte, error) {
 	switch r := v.(type) {
 	case jsontext.Value:
 		if len(r) == 0 {
-			return jsontext.Value("null"), nil
+			return append(dst, "null"...), nil
 		}
 		if !r.IsValid() {
 			return nil, errors.New("handler returned invalid JSON")
 		}
-		return r, nil
+		return append(dst, r...), nil
 	case nil:
-		return jsontext.Value("null"), nil
+		return append(dst, "null"...), nil
 	}
-	b, err := protocol.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
+	return protocol.AppendJSON(dst, v)
 }
