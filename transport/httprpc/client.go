@@ -102,7 +102,7 @@ func (c *Client) RoundTrip(ctx context.Context, endpoint string, body []byte) ([
 		return nil, classifyDial(endpoint, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, c.limit+1))
+	data, err := readBody(io.LimitReader(resp.Body, c.limit+1), resp.ContentLength, c.limit)
 	if err != nil {
 		return nil, err
 	}

@@ -106,7 +106,7 @@ func NewHandler(srv transport.MessageServer, cfg ServerConfig) http.Handler {
 }
 
 func serveRPC(w http.ResponseWriter, r *http.Request, srv transport.MessageServer, limit int64) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			e := protocol.NewRPCError(protocol.CodeInvalidRequest,
@@ -291,4 +291,27 @@ func (l *Listener) Close() error {
 	err := l.srv.Close()
 	<-l.done
 	return err
+}
+
+// readBody reads a body whose length, when known (n >= 0) and within
+// limit, sizes the buffer at once instead of growing it by doubling.
+func readBody(r io.Reader, n, limit int64) ([]byte, error) {
+	if n < 0 || n > limit {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, n+1) // +1: the read that finds the end
+	for {
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			rest, err := io.ReadAll(r) // longer than announced
+			return append(b, rest...), err
+		}
+	}
 }
