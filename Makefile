@@ -26,9 +26,11 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-## bench: every benchmark, with allocations (compare runs with benchstat)
+## bench: every benchmark, with allocations (compare runs with benchstat), then
+## the table of issue 8's targets measured on whole leagues of the built binary
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./internal/cmd/benchtable
 
 ## fuzz: every fuzz target for FUZZTIME each (the seed corpora also run in 'make test')
 fuzz:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -207,6 +208,7 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 		cfg: cfg, seed: seed, players: o.players, referees: o.referees,
 		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, store: store, onResult: bar.set,
 	}
+	defer tuneGC(os.Getenv)()
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
@@ -254,4 +256,34 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+}
+
+// simulateGCPercent and simulateMemoryLimit are simulate's garbage collector
+// settings when GOGC and GOMEMLIMIT leave them to it: a league makes
+// short-lived garbage at a great rate over a small live heap, so the
+// collector runs half as often as by default, and a soft limit holds a
+// large league (1000 players) under 1 GiB by making it run harder as the
+// heap nears it.
+const (
+	simulateGCPercent   = 200
+	simulateMemoryLimit = 900 << 20
+)
+
+// tuneGC applies simulate's collector settings where the environment does
+// not set them, and returns the function that puts the previous ones back.
+func tuneGC(getenv func(string) string) (restore func()) {
+	var undo []func()
+	if getenv("GOGC") == "" {
+		old := debug.SetGCPercent(simulateGCPercent)
+		undo = append(undo, func() { debug.SetGCPercent(old) })
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		old := debug.SetMemoryLimit(simulateMemoryLimit)
+		undo = append(undo, func() { debug.SetMemoryLimit(old) })
+	}
+	return func() {
+		for _, f := range undo {
+			f()
+		}
+	}
 }

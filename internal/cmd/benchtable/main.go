@@ -1,0 +1,273 @@
+// Command benchtable measures the performance targets of issue 8 on this
+// machine and prints them as a Markdown table: whole leagues run by the
+// built binary, as a user runs them, timed from outside the process.
+//
+//	go run ./internal/cmd/benchtable            # build leaguectl and measure
+//	go run ./internal/cmd/benchtable -bin bin/leaguectl -skip-1000
+//
+// Every server it starts listens on 127.0.0.1 on a free port and is stopped
+// before it exits.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	bin := flag.String("bin", "", "a built leaguectl (default: build one)")
+	runs := flag.Int("runs", 3, "runs of each short measurement; the median is shown")
+	skip1000 := flag.Bool("skip-1000", false, "leave out the 1000-player league")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := run(ctx, *bin, *runs, *skip1000, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+}
+
+type row struct {
+	what, target, got string
+	met               bool
+}
+
+func run(ctx context.Context, bin string, runs int, skip1000 bool, out io.Writer) error {
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "benchtable")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		bin = filepath.Join(dir, "leaguectl")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("go build: %w", err)
+		}
+	}
+	var rows []row
+
+	// simulate --players 200: matches/s and wall, median of runs.
+	var rates, walls []float64
+	for range runs {
+		st, wall, _, err := simulate(ctx, bin, "--players", "200")
+		if err != nil {
+			return err
+		}
+		rates, walls = append(rates, st.MatchesPerSecond), append(walls, wall.Seconds())
+	}
+	r, w := median(rates), median(walls)
+	rows = append(rows, row{"`simulate --players 200` (19,900 matches, in memory)", "≥ 20,000 matches/s, under 1 s wall",
+		fmt.Sprintf("%.0f matches/s, %.2f s wall", r, w), r >= 20000 && w < 1})
+
+	if !skip1000 {
+		st, wall, rss, err := simulate(ctx, bin, "--players", "1000")
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{"`simulate --players 1000` (499,500 matches)", "completes, under 60 s, peak RSS under 1 GiB",
+			fmt.Sprintf("%.1f s, peak RSS %d MiB (%.0f matches/s)", wall.Seconds(), rss>>20, st.MatchesPerSecond),
+			wall < time.Minute && rss < 1<<30})
+	}
+
+	rates = nil
+	for range runs {
+		st, _, _, err := simulate(ctx, bin, "--players", "64", "--transport", "http")
+		if err != nil {
+			return err
+		}
+		rates = append(rates, st.MatchesPerSecond)
+	}
+	r = median(rates)
+	rows = append(rows, row{"`simulate --players 64 --transport http`", "≥ 4,000 matches/s", fmt.Sprintf("%.0f matches/s", r), r >= 4000})
+
+	walls = nil
+	for range runs {
+		d, err := processLeague(ctx, bin, 16)
+		if err != nil {
+			return err
+		}
+		walls = append(walls, d.Seconds())
+	}
+	w = median(walls)
+	rows = append(rows, row{"16 `serve-player` processes + 1 referee + manager, `start --wait`", "play phase under 0.5 s",
+		fmt.Sprintf("%.3f s", w), w < 0.5})
+
+	walls = nil
+	for range max(runs, 5) {
+		_, wall, _, err := simulate(ctx, bin, "--players", "4")
+		if err != nil {
+			return err
+		}
+		walls = append(walls, wall.Seconds())
+	}
+	w = median(walls)
+	rows = append(rows, row{"`simulate --players 4` as a whole process", "under 50 ms wall", fmt.Sprintf("%.0f ms", w*1000), w < 0.05})
+
+	fmt.Fprintln(out, "| what | target | this machine | met |")
+	fmt.Fprintln(out, "|---|---|---|---|")
+	for _, r := range rows {
+		met := "no"
+		if r.met {
+			met = "yes"
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %s |\n", r.what, r.target, r.got, met)
+	}
+	return nil
+}
+
+type stats struct {
+	Matches          int     `json:"matches"`
+	Messages         int     `json:"messages"`
+	MatchesPerSecond float64 `json:"matches_per_second"`
+}
+
+// simulate runs leaguectl simulate with args and returns its stats, its
+// wall time as a process and its peak resident set size in bytes.
+func simulate(ctx context.Context, bin string, args ...string) (stats, time.Duration, int64, error) {
+	cmd := exec.CommandContext(ctx, bin, append([]string{"simulate", "--seed", "1", "--output", "json"}, args...)...)
+	var stdout strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return stats{}, 0, 0, fmt.Errorf("simulate %s: %w", strings.Join(args, " "), err)
+	}
+	var res struct {
+		Stats stats `json:"stats"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &res); err != nil {
+		return stats{}, 0, 0, fmt.Errorf("simulate %s: %w", strings.Join(args, " "), err)
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss << 10 // kilobytes on Linux
+	}
+	return res.Stats, wall, rss, nil
+}
+
+// processLeague runs a league of separate processes (a manager, a referee
+// and n players on free loopback ports), waits until every agent has
+// registered, and times 'leaguectl start --wait': the play phase.
+func processLeague(ctx context.Context, bin string, n int) (time.Duration, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "benchtable")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	var procs []*exec.Cmd
+	defer func() {
+		for _, p := range procs {
+			_ = p.Process.Signal(syscall.SIGTERM)
+		}
+		for _, p := range procs {
+			_ = p.Wait()
+		}
+	}()
+	serve := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return "", err
+		}
+		if err := cmd.Start(); err != nil {
+			return "", err
+		}
+		procs = append(procs, cmd)
+		line := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			if sc.Scan() {
+				line <- strings.TrimSpace(sc.Text())
+			}
+			close(line)
+			_, _ = io.Copy(io.Discard, stdout)
+		}()
+		select {
+		case ep, ok := <-line:
+			if !ok {
+				return "", fmt.Errorf("%s printed no endpoint", args[0])
+			}
+			return ep, nil
+		case <-time.After(10 * time.Second):
+			return "", fmt.Errorf("%s did not start within 10 s", args[0])
+		}
+	}
+	mgr, err := serve("serve-manager", "--port", "0", "--seed", "1", "--db", filepath.Join(dir, "league.db"))
+	if err != nil {
+		return 0, err
+	}
+	if _, err := serve("serve-referee", "--port", "0", "--manager", mgr, "--id", "REF01", "--seed", "1"); err != nil {
+		return 0, err
+	}
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("P%02d", i)
+		if _, err := serve("serve-player", "--port", "0", "--manager", mgr, "--id", id, "--seed", "1"); err != nil {
+			return 0, err
+		}
+	}
+	if err := waitRegistered(ctx, mgr, n); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, bin, "start", "--manager", mgr, "--min-players", fmt.Sprint(n), "--wait", "--output", "json")
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("start --wait: %w", err)
+	}
+	return time.Since(start), nil
+}
+
+// waitRegistered polls the manager's /health until n players and a
+// referee have registered.
+func waitRegistered(ctx context.Context, mcp string, n int) error {
+	health := strings.TrimSuffix(mcp, "/mcp") + "/health"
+	c := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, health, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := c.Do(req); err == nil {
+			var h struct {
+				Players  int `json:"players"`
+				Referees int `json:"referees"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+			if err == nil && h.Players >= n && h.Referees >= 1 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return errors.New("the agents did not register within 30 s")
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
