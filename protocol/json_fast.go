@@ -45,10 +45,19 @@ func member(b []byte, start int, name string) []byte {
 	return append(b, name...)
 }
 
-// appendString appends s as a JSON string; false for invalid UTF-8.
+// appendString appends s as a JSON string; false for invalid UTF-8. Most
+// strings of a league (ids, parities, timestamps, tokens) are printable
+// ASCII with nothing to escape: those are copied as they are.
 func appendString(b []byte, s string) ([]byte, bool) {
-	out, err := jsontext.AppendQuote(b, s)
-	return out, err == nil
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			out, err := jsontext.AppendQuote(b, s)
+			return out, err == nil
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), true
 }
 
 // appendStringMap appends m with its keys sorted, as json does with

@@ -182,7 +182,11 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, sh
 		m.logRefused(ctx, r.Method, rerr, peer)
 		return nil, rerr
 	}
-	start := time.Now()
+	var start time.Time
+	debugLog := m.logger.Enabled(ctx, slog.LevelDebug)
+	if debugLog {
+		start = time.Now()
+	}
 	if dl, ok := ctx.Deadline(); m.timeout > 0 && (!ok || time.Until(dl) > m.timeout) {
 		// Only a bound sooner than the caller's costs a timer.
 		var cancel context.CancelFunc
@@ -208,7 +212,7 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, sh
 		m.logger.LogAttrs(ctx, slog.LevelError, "cannot encode reply", slog.String("method", r.Method), slog.Any("error", err))
 		return nil, protocol.ToRPCError(err)
 	}
-	if m.logger.Enabled(ctx, slog.LevelDebug) {
+	if debugLog {
 		m.logger.LogAttrs(ctx, slog.LevelDebug, "served",
 			slog.String("method", r.Method), slog.String("message_type", string(r.Type)),
 			slog.String("conversation_id", r.Env.ConversationID), slog.String("sender", r.Env.Sender),
