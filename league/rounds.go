@@ -482,14 +482,14 @@ func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, msg
 	}
 	sem := make(chan struct{}, m.opts.BroadcastConcurrency)
 	wg := gopool.Group{Pool: &m.pool}
+	dl := deadlines{parent: ctx, timeout: m.opts.CallTimeout}
+	defer dl.stop()
 	for _, a := range to {
 		params := b.To(m.tokenFor(a))
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			cctx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
-			defer cancel()
-			if err := m.caller.Call(cctx, a.endpoint, method, params, nil); err != nil {
+			if err := m.caller.Call(dl.get(), a.endpoint, method, params, nil); err != nil {
 				m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", method),
 					slog.String("agent_id", a.id), slog.String("error", err.Error()))
 			}
@@ -518,6 +518,45 @@ func (m *Manager) closeDone(mt *match) {
 		close(mt.done)
 	}
 	mt.done = m.closedDone
+}
+
+// deadlines gives the calls of a broadcast contexts whose deadline is at
+// least timeout after the call starts. Calls that start within the same
+// deadlineWindow share one context, and so one timer, instead of a timer
+// each: a broadcast to N players starts N calls within a few milliseconds.
+type deadlines struct {
+	parent  context.Context
+	timeout time.Duration
+
+	mu      sync.Mutex
+	cur     context.Context
+	until   time.Time // cur is handed out until then
+	cancels []context.CancelFunc
+}
+
+// deadlineWindow is how long a broadcast's calls share a deadline; a call
+// gets at most this much more than its timeout.
+const deadlineWindow = 5 * time.Millisecond
+
+func (d *deadlines) get() context.Context {
+	now := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cur == nil || now.After(d.until) {
+		ctx, cancel := context.WithTimeout(d.parent, d.timeout+deadlineWindow)
+		d.cur, d.until = ctx, now.Add(deadlineWindow)
+		d.cancels = append(d.cancels, cancel)
+	}
+	return d.cur
+}
+
+// stop releases every context handed out; the calls must be over.
+func (d *deadlines) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, cancel := range d.cancels {
+		cancel()
+	}
 }
 
 // pool hands out referee slots: one per unit of a referee's capacity. A
