@@ -85,14 +85,16 @@ func (r *Referee) setState(m *match, s string) {
 func (r *Referee) play(ctx context.Context, m *match) {
 	log := r.log.With(slog.String("match_id", m.id), slog.String("conversation_id", m.conversation))
 	r.setState(m, stateInviting)
-	r.both(func() { r.invite(ctx, m, &m.a, &m.b) }, func() { r.invite(ctx, m, &m.b, &m.a) })
+	r.bothWithin(ctx, r.opts.JoinTimeout, func(ctx context.Context) { r.invite(ctx, m, &m.a, &m.b) },
+		func(ctx context.Context) { r.invite(ctx, m, &m.b, &m.a) })
 	if ctx.Err() != nil {
 		r.abandon(ctx, m)
 		return
 	}
 	if m.a.fail == nil && m.b.fail == nil {
 		r.setState(m, stateChoosing)
-		r.both(func() { r.askParity(ctx, m, &m.a, &m.b) }, func() { r.askParity(ctx, m, &m.b, &m.a) })
+		r.bothWithin(ctx, r.opts.ChoiceTimeout, func(ctx context.Context) { r.askParity(ctx, m, &m.a, &m.b) },
+			func(ctx context.Context) { r.askParity(ctx, m, &m.b, &m.a) })
 		if ctx.Err() != nil {
 			r.abandon(ctx, m)
 			return
@@ -136,10 +138,17 @@ func (r *Referee) both(f, g func()) {
 	wg.Wait()
 }
 
-// invite sends the invitation and records a failure to join.
-func (r *Referee) invite(ctx context.Context, m *match, s, opp *side) {
-	ctx, cancel := context.WithTimeout(ctx, r.opts.JoinTimeout)
+// bothWithin runs f and g at once, each with ctx bounded by d from now,
+// and waits for both: the two players of a phase share one deadline.
+func (r *Referee) bothWithin(ctx context.Context, d time.Duration, f, g func(ctx context.Context)) {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	r.both(func() { f(ctx) }, func() { g(ctx) })
+}
+
+// invite sends the invitation, within the join timeout of ctx, and records
+// a failure to join.
+func (r *Referee) invite(ctx context.Context, m *match, s, opp *side) {
 	inv := &protocol.GameInvitation{
 		Envelope:    r.envelope(protocol.TypeGameInvitation, m.conversation),
 		RoundID:     m.round,
@@ -160,11 +169,10 @@ func (r *Referee) invite(ctx context.Context, m *match, s, opp *side) {
 	}
 }
 
-// askParity asks for a choice and records it, or a failure.
+// askParity asks for a choice, within the choice timeout of ctx, and
+// records it, or a failure.
 func (r *Referee) askParity(ctx context.Context, m *match, s, opp *side) {
 	deadline := r.clock().Add(r.opts.ChoiceTimeout)
-	ctx, cancel := context.WithTimeout(ctx, r.opts.ChoiceTimeout)
-	defer cancel()
 	call := &protocol.ChooseParityCall{
 		Envelope: r.envelope(protocol.TypeChooseParityCall, m.conversation),
 		MatchID:  m.id,
