@@ -223,6 +223,9 @@ var (
 // whose Err answers it. batch reports whether the body was an array, in
 // which case the replies (if any) go back as an array.
 func DecodeRequests(body []byte) (items []Incoming, batch bool) {
+	if in, ok := DecodeRequest(body); ok {
+		return []Incoming{in}, false
+	}
 	body = trimJSONSpace(body)
 	if len(body) == 0 {
 		return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: empty body"))}, false
@@ -256,6 +259,17 @@ func DecodeRequests(body []byte) (items []Incoming, batch bool) {
 		return []Incoming{failed(NewRPCError(CodeInvalidRequest, "Invalid Request: a request must be an object or an array of objects"))}, false
 	}
 	return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: not JSON"))}, false
+}
+
+// DecodeRequest parses a body that holds one request object, as
+// DecodeRequests does; ok is false for any other body (a batch, or not an
+// object), which DecodeRequests answers.
+func DecodeRequest(body []byte) (in Incoming, ok bool) {
+	body = trimJSONSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return Incoming{}, false
+	}
+	return decodeOne(body), true
 }
 
 func decodeOne(obj []byte) Incoming {

@@ -108,6 +108,9 @@ func (m *Mux) ServeMessage(ctx context.Context, body []byte, peer Peer) []byte {
 	if shared != nil {
 		ctx = context.WithValue(ctx, sharedKey{}, nil)
 	}
+	if in, ok := protocol.DecodeRequest(body); ok {
+		return m.serveOne(ctx, &in, peer, shared)
+	}
 	items, batch := protocol.DecodeRequests(body)
 	if !batch {
 		return m.serveOne(ctx, &items[0], peer, shared)
