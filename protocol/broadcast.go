@@ -119,7 +119,9 @@ func (b *Broadcast) Shared(t MessageType, own jsontext.Value) (Message, error) {
 	var tok struct {
 		AuthToken string `json:"auth_token"`
 	}
-	if err := DecodeInto(own, &tok); err != nil {
+	if t, ok := ownToken(own); ok {
+		tok.AuthToken = t
+	} else if err := DecodeInto(own, &tok); err != nil {
 		return nil, err
 	}
 	if Canonical(t) != b.typ {
@@ -145,4 +147,22 @@ func (b *Broadcast) Shared(t MessageType, own jsontext.Value) (Message, error) {
 	m := v.Interface().(Message)
 	m.Env().AuthToken = tok.AuthToken
 	return m, b.err
+}
+
+// ownToken reads the token of Own's bytes as Own writes them, a token of
+// plain ASCII ({"auth_token":"tok…"}), without a decoder; ok is false for
+// anything else, which the decoder reads.
+func ownToken(own []byte) (string, bool) {
+	const prefix, suffix = tokenMember + `"`, `"}`
+	if len(own) < len(prefix)+len(suffix) || string(own[:len(prefix)]) != prefix ||
+		string(own[len(own)-len(suffix):]) != suffix {
+		return "", false
+	}
+	t := own[len(prefix) : len(own)-len(suffix)]
+	for _, c := range t {
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return "", false
+		}
+	}
+	return string(t), true
 }

@@ -1,6 +1,8 @@
 package protocol_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -112,4 +114,36 @@ func TestBroadcastSharedAsAnotherType(t *testing.T) {
 	is.NoErr(wantErr)
 	is.Equal(err, protocol.Validate(want))
 	is.Equal(m, want)
+}
+
+// TestBroadcastSharedOwnBytes: the recipient's own members are read the
+// same whether they are the plain bytes Own writes or anything else JSON
+// allows.
+func TestBroadcastSharedOwnBytes(t *testing.T) {
+	b, err := protocol.NewBroadcast(standingsUpdate(twoRows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for own, want := range map[string]string{
+		`{"auth_token":"tok-1"}`:              "tok-1",
+		`{"auth_token":"t\u00e9"}`:            "té",
+		`{"auth_token":"a\"b"}`:               `a"b`,
+		` {"auth_token": "tok-1"} `:           "tok-1",
+		`{"auth_token":"tok-1","x":1}`:        "tok-1",
+		`{}`:                                  "",
+		`{"auth_token":"tok"}garbage"}`:       "", // refused below
+		`{"auth_token":null}`:                 "",
+		`{"auth_token":"x","auth_token":"y"}`: "", // refused below
+	} {
+		t.Run(own, func(t *testing.T) {
+			is := is.New(t)
+			m, err := b.Shared(protocol.TypeLeagueStandingsUpdate, []byte(own))
+			if !json.Valid([]byte(own)) || strings.Count(own, "auth_token") > 1 {
+				is.True(err != nil)
+				return
+			}
+			is.NoErr(err)
+			is.Equal(m.Env().AuthToken, want)
+		})
+	}
 }
