@@ -90,18 +90,29 @@ type agent struct {
 // match is a scheduled match and what became of it.
 type match struct {
 	Pairing
-	state    string   // PENDING, RUNNING, DONE
-	referee  string   // the referee it was last handed to
-	assigned []string // every referee it was handed to: any may report
-	result   counted
-	done     chan struct{} // closed when the result is counted; see doneOf
+	state   string // PENDING, RUNNING, DONE
+	referee string // the referee it was last handed to
+	// assigned and reassigned are every referee it was handed to: any may
+	// report. Nearly every match has one, kept without a slice.
+	assigned   string
+	reassigned []string
+	result     counted
+	done       chan struct{} // closed when the result is counted; see doneOf
 }
 
 // assign records that referee ref was handed mt.
 func (mt *match) assign(ref string) {
-	if !slices.Contains(mt.assigned, ref) {
-		mt.assigned = append(mt.assigned, ref)
+	switch {
+	case mt.assigned == "":
+		mt.assigned = ref
+	case mt.assigned != ref && !slices.Contains(mt.reassigned, ref):
+		mt.reassigned = append(mt.reassigned, ref)
 	}
+}
+
+// wasAssigned reports whether referee ref was handed mt.
+func (mt *match) wasAssigned(ref string) bool {
+	return ref != "" && (mt.assigned == ref || slices.Contains(mt.reassigned, ref))
 }
 
 // Manager is the League Manager agent.

@@ -100,7 +100,7 @@ func (m *Manager) Restore(ctx context.Context) error {
 	// once any of its matches was handed out.
 	m.round = saved.ClosedRound
 	for _, mt := range m.matches {
-		if len(mt.assigned) > 0 || mt.result.known() {
+		if mt.assigned != "" || mt.result.known() {
 			m.round = max(m.round, mt.Round)
 		}
 	}

@@ -333,7 +333,7 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 		m.mu.Unlock()
 		return nil, &protocol.Error{Code: protocol.ErrMatchNotFound,
 			Detail: fmt.Sprintf("no match %q in league %s", protocol.Clip(rep.MatchID), m.opts.LeagueID)}
-	case !slices.Contains(mt.assigned, ref.id):
+	case !mt.wasAssigned(ref.id):
 		m.mu.Unlock()
 		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "%s was not given match %s", ref.id, mt.MatchID)
 	case rep.RoundID != mt.Round:

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -548,9 +549,19 @@ func (p *Player) onRoundAnnouncement(ctx context.Context, r *transport.Request) 
 	ra := r.Msg.(*protocol.RoundAnnouncement)
 	p.mu.Lock()
 	p.round = ra.RoundID
+	// A round of k matches is a league of 2k or 2k+1 players, in which
+	// this player plays at most 2k games: room for them is made once
+	// instead of by doubling (a long history half empty, and copied).
+	if games := 2 * len(ra.Matches); games <= maxHistoryHint && cap(p.history) < games {
+		p.history = slices.Grow(p.history, games-len(p.history))
+	}
 	p.mu.Unlock()
 	return p.ack(r), nil
 }
+
+// maxHistoryHint bounds the room a round announcement makes for history:
+// an announcement is outside input.
+const maxHistoryHint = 1 << 16
 
 func (p *Player) onStandings(ctx context.Context, r *transport.Request) (any, error) {
 	su := r.Msg.(*protocol.LeagueStandingsUpdate)
