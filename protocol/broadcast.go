@@ -119,8 +119,8 @@ func (b *Broadcast) Shared(t MessageType, own jsontext.Value) (Message, error) {
 	var tok struct {
 		AuthToken string `json:"auth_token"`
 	}
-	if t, ok := ownToken(own); ok {
-		tok.AuthToken = t
+	if text, ok := ownToken(own); ok {
+		tok.AuthToken = text
 	} else if err := DecodeInto(own, &tok); err != nil {
 		return nil, err
 	}
@@ -159,10 +159,8 @@ func ownToken(own []byte) (string, bool) {
 		return "", false
 	}
 	t := own[len(prefix) : len(own)-len(suffix)]
-	for _, c := range t {
-		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			return "", false
-		}
+	if !plainASCII(t) {
+		return "", false
 	}
 	return string(t), true
 }

@@ -49,15 +49,24 @@ func member(b []byte, start int, name string) []byte {
 // strings of a league (ids, parities, timestamps, tokens) are printable
 // ASCII with nothing to escape: those are copied as they are.
 func appendString(b []byte, s string) ([]byte, bool) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			out, err := jsontext.AppendQuote(b, s)
-			return out, err == nil
-		}
+	if !plainASCII(s) {
+		out, err := jsontext.AppendQuote(b, s)
+		return out, err == nil
 	}
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"'), true
+}
+
+// plainASCII reports whether s is printable ASCII that JSON quotes as it
+// is: no control characters, quotes, backslashes or non-ASCII.
+func plainASCII[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // appendStringMap appends m with its keys sorted, as json does with

@@ -223,9 +223,6 @@ var (
 // whose Err answers it. batch reports whether the body was an array, in
 // which case the replies (if any) go back as an array.
 func DecodeRequests(body []byte) (items []Incoming, batch bool) {
-	if in, ok := DecodeRequest(body); ok {
-		return []Incoming{in}, false
-	}
 	body = trimJSONSpace(body)
 	if len(body) == 0 {
 		return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: empty body"))}, false
@@ -403,8 +400,16 @@ func jsonKindOfGo(k reflect.Kind) string {
 
 // AppendResult appends the response {"jsonrpc":"2.0","result":…,"id":…}.
 func AppendResult(dst []byte, id, result jsontext.Value) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","result":`...)
-	dst = append(dst, result...)
+	return EndResult(append(BeginResult(dst), result...), id)
+}
+
+// BeginResult appends the start of a response with a result; the result's
+// encoding follows it, and EndResult ends it. A result is then encoded in
+// place instead of encoded and copied in.
+func BeginResult(dst []byte) []byte { return append(dst, `{"jsonrpc":"2.0","result":`...) }
+
+// EndResult ends a response BeginResult began, with its id.
+func EndResult(dst []byte, id jsontext.Value) []byte {
 	dst = append(dst, `,"id":`...)
 	dst = append(dst, orNull(id)...)
 	return append(dst, '}')

@@ -145,22 +145,15 @@ func (m *Mux) serveOne(ctx context.Context, in *protocol.Incoming, peer Peer, sh
 		return protocol.AppendError(nil, in.ID, in.Err)
 	}
 	// The result is encoded straight into the response.
-	out, rerr := m.dispatch(ctx, &in.Request, peer, shared, append(make([]byte, 0, 512), resultPrefix...))
+	out, rerr := m.dispatch(ctx, &in.Request, peer, shared, protocol.BeginResult(make([]byte, 0, 512)))
 	if in.IsNotification() {
 		return nil
 	}
 	if rerr != nil {
 		return protocol.AppendError(nil, in.ID, rerr)
 	}
-	out = append(out, `,"id":`...)
-	if in.ID == nil {
-		out = append(out, "null"...)
-	}
-	return append(append(out, in.ID...), '}')
+	return protocol.EndResult(out, in.ID)
 }
-
-// resultPrefix starts a response with a result (protocol.AppendResult).
-const resultPrefix = `{"jsonrpc":"2.0","result":`
 
 // dispatch resolves the method, decodes and validates the params, calls the
 // handler and appends its encoded result to dst.
