@@ -126,7 +126,7 @@ type Manager struct {
 	pool gopool.Pool
 	// closedDone is the done channel of every counted match.
 	closedDone chan struct{}
-	stamps     protocol.Stamper
+	origin     protocol.Origin
 
 	mu        sync.Mutex
 	state     string
@@ -190,6 +190,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 		finished:   make(chan struct{}),
 		slots:      newPool(),
 		closedDone: make(chan struct{}),
+		origin:     protocol.Origin{Role: protocol.RoleLeagueManager},
 	}
 	close(m.closedDone)
 	m.notifyCond = sync.NewCond(&m.notifyMu)
@@ -229,15 +230,7 @@ func (m *Manager) Result() *protocol.LeagueCompleted {
 }
 
 func (m *Manager) envelope(t protocol.MessageType, conversation, token string) protocol.Envelope {
-	return protocol.Envelope{
-		Protocol:       protocol.Version,
-		MessageType:    t,
-		Sender:         "league_manager:" + ManagerID,
-		Timestamp:      m.stamps.Format(m.clock()),
-		ConversationID: conversation,
-		LeagueID:       m.opts.LeagueID,
-		AuthToken:      token,
-	}
+	return m.origin.Envelope(ManagerID, t, m.clock(), conversation, m.opts.LeagueID, token)
 }
 
 // ---- registration ----

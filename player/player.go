@@ -108,16 +108,14 @@ type Player struct {
 	seq       int
 	history   []Game
 	played    map[string]bool
-	// sender is "player:"+senderID, made once per id, not per message.
-	sender, senderID string
-	stamps           protocol.Stamper
-	stats            Stats
-	round            int
-	standings        []protocol.StandingRow
-	champion         *protocol.Champion
-	completed        bool // LEAGUE_COMPLETED has arrived and done is closed
-	done             chan struct{}
-	started          time.Time
+	origin    protocol.Origin
+	stats     Stats
+	round     int
+	standings []protocol.StandingRow
+	champion  *protocol.Champion
+	completed bool // LEAGUE_COMPLETED has arrived and done is closed
+	done      chan struct{}
+	started   time.Time
 
 	registeringOnce sync.Once // runs opts.OnRegistering
 }
@@ -137,7 +135,8 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Player {
 		opts.DisplayName = opts.RequestedID
 	}
 	return &Player{
-		opts: opts, caller: caller, clock: opts.Clock,
+		origin: protocol.Origin{Role: protocol.RolePlayer},
+		opts:   opts, caller: caller, clock: opts.Clock,
 		log:      logger,
 		leagueID: opts.LeagueID,
 		state:    StateRegistering,
@@ -275,18 +274,7 @@ func (p *Player) Handler() *transport.Mux {
 func (p *Player) envelope(t protocol.MessageType, conversation string) protocol.Envelope {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if id := p.idLocked(); id != p.senderID {
-		p.senderID, p.sender = id, "player:"+id
-	}
-	return protocol.Envelope{
-		Protocol:       protocol.Version,
-		MessageType:    t,
-		Sender:         p.sender,
-		Timestamp:      p.stamps.Format(p.clock()),
-		ConversationID: conversation,
-		LeagueID:       p.leagueID,
-		AuthToken:      p.token,
-	}
+	return p.origin.Envelope(p.idLocked(), t, p.clock(), conversation, p.leagueID, p.token)
 }
 
 func (p *Player) ack(r *transport.Request) *protocol.Ack {

@@ -416,3 +416,34 @@ func ValidateEnvelope(e *Envelope) error {
 	v.envelope(e, false)
 	return v.err()
 }
+
+// Origin makes the envelopes of the messages one agent sends: its sender
+// spelled once per id and its timestamps once per second, not once per
+// message. The zero value is not usable: set Role. It is safe for
+// concurrent use.
+type Origin struct {
+	Role   Role
+	sender atomic.Pointer[senderText]
+	stamps Stamper
+}
+
+type senderText struct{ id, text string }
+
+// Envelope is the envelope of a message of type t that the agent id sends
+// at now.
+func (o *Origin) Envelope(id string, t MessageType, now time.Time, conversation, leagueID, token string) Envelope {
+	s := o.sender.Load()
+	if s == nil || s.id != id {
+		s = &senderText{id, string(o.Role) + ":" + id}
+		o.sender.Store(s)
+	}
+	return Envelope{
+		Protocol:       Version,
+		MessageType:    t,
+		Sender:         s.text,
+		Timestamp:      o.stamps.Format(now),
+		ConversationID: conversation,
+		LeagueID:       leagueID,
+		AuthToken:      token,
+	}
+}

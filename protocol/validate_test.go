@@ -264,3 +264,16 @@ func TestStamper(t *testing.T) {
 	is.Equal(a, "2025-01-15T10:30:00Z")
 	is.True(unsafe.StringData(a) == unsafe.StringData(b)) // one string for the second
 }
+
+// TestOrigin: an agent's envelopes carry its current id and the time.
+func TestOrigin(t *testing.T) {
+	is := is.New(t)
+	o := protocol.Origin{Role: protocol.RolePlayer}
+	at := time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC)
+	is.Equal(o.Envelope("pending", protocol.TypeGameJoinAck, at, "c1", "", ""), protocol.Envelope{Protocol: protocol.Version,
+		MessageType: protocol.TypeGameJoinAck, Sender: "player:pending", Timestamp: "2025-01-15T10:30:00Z", ConversationID: "c1"})
+	e := o.Envelope("P07", protocol.TypeGameJoinAck, at.Add(time.Second), "c2", "league_x", "tok")
+	is.Equal(e.Sender, "player:P07") // registered since: the new id
+	is.Equal(e.Timestamp, "2025-01-15T10:30:01Z")
+	is.Equal([3]string{e.ConversationID, e.LeagueID, e.AuthToken}, [3]string{"c2", "league_x", "tok"})
+}

@@ -101,11 +101,9 @@ type Referee struct {
 	started    time.Time
 	inflight   sync.WaitGroup
 	// pool runs matches and their calls on goroutines kept between them.
-	pool gopool.Pool
-	// sender is "referee:"+senderID, made once per id, not per message.
-	sender, senderID string
-	stamps           protocol.Stamper
-	deadlines        protocol.Stamper
+	pool      gopool.Pool
+	origin    protocol.Origin
+	deadlines protocol.Stamper
 }
 
 // New returns a Referee that calls others through caller.
@@ -129,7 +127,8 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Referee {
 		opts.Scoring = Scoring{Win: 3, Draw: 1, Loss: 0}
 	}
 	return &Referee{
-		opts: opts, caller: caller, log: logger, clock: opts.Clock,
+		origin: protocol.Origin{Role: protocol.RoleReferee},
+		opts:   opts, caller: caller, log: logger, clock: opts.Clock,
 		leagueID:   opts.LeagueID,
 		manager:    opts.ManagerEndpoint,
 		state:      StateRegistering,
@@ -363,18 +362,7 @@ func (r *Referee) Handler() *transport.Mux {
 func (r *Referee) envelope(t protocol.MessageType, conversation string) protocol.Envelope {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if id := r.idLocked(); id != r.senderID {
-		r.senderID, r.sender = id, "referee:"+id
-	}
-	return protocol.Envelope{
-		Protocol:       protocol.Version,
-		MessageType:    t,
-		Sender:         r.sender,
-		Timestamp:      r.stamps.Format(r.clock()),
-		ConversationID: conversation,
-		LeagueID:       r.leagueID,
-		AuthToken:      r.token,
-	}
+	return r.origin.Envelope(r.idLocked(), t, r.clock(), conversation, r.leagueID, r.token)
 }
 
 // checkManager refuses a manager message carrying a token other than this
