@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/transport"
 )
 
@@ -23,10 +24,10 @@ const Scheme = "mem"
 type Bus struct {
 	mu        sync.RWMutex
 	listeners map[string]*Listener
-	// idle hands a call to a server goroutine that is waiting for work. A
-	// goroutine started per call spends much of it growing its stack to
-	// the depth of the decoding path; one that served before has grown it.
-	idle chan *call
+	// workers serve calls on goroutines kept between them: a goroutine
+	// started per call spends much of it growing its stack to the depth of
+	// the decoding path; one that served before has grown it.
+	workers gopool.Workers[*call]
 	// calls recycles the calls whose replies were taken.
 	calls sync.Pool
 }
@@ -45,32 +46,10 @@ const workerIdle = time.Second
 
 // NewBus returns an empty bus.
 func NewBus() *Bus {
-	b := &Bus{listeners: map[string]*Listener{}, idle: make(chan *call)}
+	b := &Bus{listeners: map[string]*Listener{}}
+	b.workers.Work, b.workers.Idle = serve, workerIdle
 	b.calls.New = func() any { return &call{reply: make(chan []byte, 1)} }
 	return b
-}
-
-// run serves c on an idle server goroutine, or a new one.
-func (b *Bus) run(c *call) {
-	select {
-	case b.idle <- c:
-	default:
-		go b.worker(c)
-	}
-}
-
-func (b *Bus) worker(c *call) {
-	t := time.NewTimer(workerIdle)
-	defer t.Stop()
-	for {
-		serve(c)
-		t.Reset(workerIdle)
-		select {
-		case c = <-b.idle:
-		case <-t.C:
-			return
-		}
-	}
 }
 
 func serve(c *call) {
@@ -114,7 +93,7 @@ func (b *Bus) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]by
 	// while a server it gave up on is still reading.
 	c := b.calls.Get().(*call)
 	c.ctx, c.l, c.body = ctx, l, append([]byte(nil), body...)
-	b.run(c)
+	b.workers.Go(c)
 	select {
 	case r := <-c.reply:
 		*c = call{reply: c.reply}
