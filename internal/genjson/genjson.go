@@ -123,7 +123,7 @@ func (g *gen) field(b *strings.Builder, x string, t reflect.Type, name string, o
 	}
 	member := fmt.Sprintf("\tb = member(b, start, %q)\n", string(quoted)+":")
 	if omitzero {
-		fmt.Fprintf(b, "\tif %s {\n", zeroTest(x, t, false))
+		fmt.Fprintf(b, "\tif %s {\n", zeroTest(x, t))
 		b.WriteString(member)
 		g.value(b, x, t)
 		b.WriteString("\t}\n")
@@ -133,8 +133,8 @@ func (g *gen) field(b *strings.Builder, x string, t reflect.Type, name string, o
 	g.value(b, x, t)
 }
 
-// zeroTest is a Go condition that holds when x is not zero (negated=false).
-func zeroTest(x string, t reflect.Type, _ bool) string {
+// zeroTest is a Go condition that holds when x, of type t, is not zero.
+func zeroTest(x string, t reflect.Type) string {
 	switch t.Kind() {
 	case reflect.String:
 		return x + ` != ""`
