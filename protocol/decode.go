@@ -35,6 +35,9 @@ func DecodeInto(data jsontext.Value, v any) error {
 		return &Error{Code: ErrInvalidMessageFormat, Detail: "params must be an object",
 			Fields: []FieldError{{Field: "params", Reason: "must be an object", code: ErrInvalidMessageFormat}}}
 	}
+	if decodeGenerated(data, v) {
+		return nil
+	}
 	err := json.Unmarshal(data, v)
 	if err == nil {
 		return nil

@@ -9,11 +9,6 @@ import (
 
 //go:generate go run ../internal/cmd/genjson -o json_gen.go
 
-// appender is a message struct with a generated encoder (json_gen.go).
-type appender interface {
-	appendJSON(b []byte) ([]byte, bool)
-}
-
 // Marshal is AppendJSON to a new slice, made big enough for most messages
 // at once.
 func Marshal(v any) ([]byte, error) { return AppendJSON(make([]byte, 0, 512), v) }
@@ -24,10 +19,8 @@ func Marshal(v any) ([]byte, error) { return AppendJSON(make([]byte, 0, 512), v)
 // anything else, or where the generated encoder cannot (invalid UTF-8, whose
 // error json reports).
 func AppendJSON(b []byte, v any) ([]byte, error) {
-	if a, ok := v.(appender); ok {
-		if out, ok := a.appendJSON(b); ok {
-			return out, nil
-		}
+	if out, ok := appendGenerated(b, v); ok {
+		return out, nil
 	}
 	enc, err := json.Marshal(v, json.Deterministic(true))
 	if err != nil {

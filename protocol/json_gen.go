@@ -4,6 +4,170 @@ package protocol
 
 import "strconv"
 
+// appendGenerated appends the encoding of v when v is a pointer to one
+// of the structs below (false for anything else, or invalid UTF-8).
+func appendGenerated(b []byte, v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case *Ack:
+		return v.appendJSON(b)
+	case *Champion:
+		return v.appendJSON(b)
+	case *ChooseParityCall:
+		return v.appendJSON(b)
+	case *ChooseParityResponse:
+		return v.appendJSON(b)
+	case *Envelope:
+		return v.appendJSON(b)
+	case *GameError:
+		return v.appendJSON(b)
+	case *GameInvitation:
+		return v.appendJSON(b)
+	case *GameJoinAck:
+		return v.appendJSON(b)
+	case *GameOver:
+		return v.appendJSON(b)
+	case *GameResult:
+		return v.appendJSON(b)
+	case *LeagueCompleted:
+		return v.appendJSON(b)
+	case *LeagueError:
+		return v.appendJSON(b)
+	case *LeagueQuery:
+		return v.appendJSON(b)
+	case *LeagueQueryResponse:
+		return v.appendJSON(b)
+	case *LeagueRegisterRequest:
+		return v.appendJSON(b)
+	case *LeagueRegisterResponse:
+		return v.appendJSON(b)
+	case *LeagueStandingsUpdate:
+		return v.appendJSON(b)
+	case *MatchRef:
+		return v.appendJSON(b)
+	case *MatchResult:
+		return v.appendJSON(b)
+	case *MatchResultReport:
+		return v.appendJSON(b)
+	case *MatchResultReportAck:
+		return v.appendJSON(b)
+	case *ParityContext:
+		return v.appendJSON(b)
+	case *PlayerMeta:
+		return v.appendJSON(b)
+	case *QueryParams:
+		return v.appendJSON(b)
+	case *RefereeMeta:
+		return v.appendJSON(b)
+	case *RefereeRegisterRequest:
+		return v.appendJSON(b)
+	case *RefereeRegisterResponse:
+		return v.appendJSON(b)
+	case *ResultDetails:
+		return v.appendJSON(b)
+	case *RetryInfo:
+		return v.appendJSON(b)
+	case *RoundAnnouncement:
+		return v.appendJSON(b)
+	case *RoundCompleted:
+		return v.appendJSON(b)
+	case *RoundSummary:
+		return v.appendJSON(b)
+	case *StandingRow:
+		return v.appendJSON(b)
+	case *StartMatch:
+		return v.appendJSON(b)
+	case *StartMatchAck:
+		return v.appendJSON(b)
+	case *TechnicalLoss:
+		return v.appendJSON(b)
+	case *YourStandings:
+		return v.appendJSON(b)
+	}
+	return b, false
+}
+
+// decodeGenerated decodes data into v when v is a pointer to one of the
+// structs below and the fast decoder takes data (see json_scan.go).
+func decodeGenerated(data []byte, v any) bool {
+	switch v := v.(type) {
+	case *Ack:
+		return v.decodeJSON(data)
+	case *Champion:
+		return v.decodeJSON(data)
+	case *ChooseParityCall:
+		return v.decodeJSON(data)
+	case *ChooseParityResponse:
+		return v.decodeJSON(data)
+	case *Envelope:
+		return v.decodeJSON(data)
+	case *GameError:
+		return v.decodeJSON(data)
+	case *GameInvitation:
+		return v.decodeJSON(data)
+	case *GameJoinAck:
+		return v.decodeJSON(data)
+	case *GameOver:
+		return v.decodeJSON(data)
+	case *GameResult:
+		return v.decodeJSON(data)
+	case *LeagueCompleted:
+		return v.decodeJSON(data)
+	case *LeagueError:
+		return v.decodeJSON(data)
+	case *LeagueQuery:
+		return v.decodeJSON(data)
+	case *LeagueQueryResponse:
+		return v.decodeJSON(data)
+	case *LeagueRegisterRequest:
+		return v.decodeJSON(data)
+	case *LeagueRegisterResponse:
+		return v.decodeJSON(data)
+	case *LeagueStandingsUpdate:
+		return v.decodeJSON(data)
+	case *MatchRef:
+		return v.decodeJSON(data)
+	case *MatchResult:
+		return v.decodeJSON(data)
+	case *MatchResultReport:
+		return v.decodeJSON(data)
+	case *MatchResultReportAck:
+		return v.decodeJSON(data)
+	case *ParityContext:
+		return v.decodeJSON(data)
+	case *PlayerMeta:
+		return v.decodeJSON(data)
+	case *QueryParams:
+		return v.decodeJSON(data)
+	case *RefereeMeta:
+		return v.decodeJSON(data)
+	case *RefereeRegisterRequest:
+		return v.decodeJSON(data)
+	case *RefereeRegisterResponse:
+		return v.decodeJSON(data)
+	case *ResultDetails:
+		return v.decodeJSON(data)
+	case *RetryInfo:
+		return v.decodeJSON(data)
+	case *RoundAnnouncement:
+		return v.decodeJSON(data)
+	case *RoundCompleted:
+		return v.decodeJSON(data)
+	case *RoundSummary:
+		return v.decodeJSON(data)
+	case *StandingRow:
+		return v.decodeJSON(data)
+	case *StartMatch:
+		return v.decodeJSON(data)
+	case *StartMatchAck:
+		return v.decodeJSON(data)
+	case *TechnicalLoss:
+		return v.decodeJSON(data)
+	case *YourStandings:
+		return v.decodeJSON(data)
+	}
+	return false
+}
+
 func (v *Ack) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -23,6 +187,87 @@ func (v *Ack) appendMembers(b []byte, start int) ([]byte, bool) {
 		return b, false
 	}
 	return b, true
+}
+
+func (v *Ack) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *Ack) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "status":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.Status = s.string()
+		case "protocol":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *Champion) appendJSON(b []byte) ([]byte, bool) {
@@ -47,6 +292,57 @@ func (v *Champion) appendMembers(b []byte, start int) ([]byte, bool) {
 	b = member(b, start, "\"points\":")
 	b = strconv.AppendInt(b, int64(v.Points), 10)
 	return b, true
+}
+
+func (v *Champion) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *Champion) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "player_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.PlayerID = s.string()
+		case "display_name":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.DisplayName = s.string()
+		case "points":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Points = int(s.int())
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *ChooseParityCall) appendJSON(b []byte) ([]byte, bool) {
@@ -96,6 +392,120 @@ func (v *ChooseParityCall) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *ChooseParityCall) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *ChooseParityCall) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "match_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.MatchID = s.string()
+		case "player_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.PlayerID = s.string()
+		case "game_type":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.GameType = s.string()
+		case "context":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			if s.null() {
+				v.Context = nil
+			} else if v.Context != nil {
+				return false
+			} else {
+				v.Context = new(ParityContext)
+				if !v.Context.decodeFast(s) {
+					return false
+				}
+			}
+		case "deadline":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Deadline = s.string()
+		case "protocol":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<11) != 0 {
+				return false
+			}
+			seen |= 1 << 11
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *ChooseParityResponse) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -125,6 +535,99 @@ func (v *ChooseParityResponse) appendMembers(b []byte, start int) ([]byte, bool)
 		return b, false
 	}
 	return b, true
+}
+
+func (v *ChooseParityResponse) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *ChooseParityResponse) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "match_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.MatchID = s.string()
+		case "player_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.PlayerID = s.string()
+		case "parity_choice":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.ParityChoice = s.string()
+		case "protocol":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *Envelope) appendJSON(b []byte) ([]byte, bool) {
@@ -181,6 +684,81 @@ func (v *Envelope) appendMembers(b []byte, start int) ([]byte, bool) {
 		}
 	}
 	return b, true
+}
+
+func (v *Envelope) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *Envelope) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "protocol":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *GameError) appendJSON(b []byte) ([]byte, bool) {
@@ -248,6 +826,141 @@ func (v *GameError) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *GameError) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *GameError) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "match_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.MatchID = s.string()
+		case "error_code":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.ErrorCode = Code(s.string())
+		case "error_description":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.ErrorDescription = s.string()
+		case "affected_player":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.AffectedPlayer = s.string()
+		case "action_required":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.ActionRequired = s.string()
+		case "retry_info":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			if s.null() {
+				v.RetryInfo = nil
+			} else if v.RetryInfo != nil {
+				return false
+			} else {
+				v.RetryInfo = new(RetryInfo)
+				if !v.RetryInfo.decodeFast(s) {
+					return false
+				}
+			}
+		case "consequence":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Consequence = s.string()
+		case "context":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			if v.Context != nil {
+				return false
+			}
+			v.Context = s.anyMap()
+		case "protocol":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<11) != 0 {
+				return false
+			}
+			seen |= 1 << 11
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<12) != 0 {
+				return false
+			}
+			seen |= 1 << 12
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<13) != 0 {
+				return false
+			}
+			seen |= 1 << 13
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<14) != 0 {
+				return false
+			}
+			seen |= 1 << 14
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *GameInvitation) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -289,6 +1002,117 @@ func (v *GameInvitation) appendMembers(b []byte, start int) ([]byte, bool) {
 		return b, false
 	}
 	return b, true
+}
+
+func (v *GameInvitation) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *GameInvitation) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "round_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.RoundID = int(s.int())
+		case "match_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.MatchID = s.string()
+		case "game_type":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.GameType = s.string()
+		case "role_in_match":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.RoleInMatch = s.string()
+		case "player_id":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.PlayerID = s.string()
+		case "opponent_id":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.OpponentID = s.string()
+		case "protocol":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<11) != 0 {
+				return false
+			}
+			seen |= 1 << 11
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<12) != 0 {
+				return false
+			}
+			seen |= 1 << 12
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *GameJoinAck) appendJSON(b []byte) ([]byte, bool) {
@@ -334,6 +1158,119 @@ func (v *GameJoinAck) appendMembers(b []byte, start int) ([]byte, bool) {
 		}
 	}
 	return b, true
+}
+
+func (v *GameJoinAck) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *GameJoinAck) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "match_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.MatchID = s.string()
+		case "player_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.PlayerID = s.string()
+		case "arrival_timestamp":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.ArrivalTimestamp = s.string()
+		case "accept":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			if s.null() {
+				v.Accept = nil
+			} else if v.Accept != nil {
+				return false
+			} else {
+				p0 := new(bool)
+				*p0 = s.bool()
+				v.Accept = p0
+			}
+		case "status":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Status = s.string()
+		case "protocol":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<11) != 0 {
+				return false
+			}
+			seen |= 1 << 11
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *GameOver) appendJSON(b []byte) ([]byte, bool) {
@@ -415,6 +1352,164 @@ func (v *GameOver) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *GameOver) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *GameOver) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "round_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.RoundID = int(s.int())
+		case "match_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.MatchID = s.string()
+		case "game_type":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.GameType = s.string()
+		case "player_id":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.PlayerID = s.string()
+		case "game_result":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			if s.null() {
+				v.GameResult = nil
+			} else if v.GameResult != nil {
+				return false
+			} else {
+				v.GameResult = new(GameResult)
+				if !v.GameResult.decodeFast(s) {
+					return false
+				}
+			}
+		case "reason":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Reason = s.string()
+		case "winner":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			if s.null() {
+				v.Winner = nil
+			} else if v.Winner != nil {
+				return false
+			} else {
+				p0 := new(string)
+				*p0 = s.string()
+				v.Winner = p0
+			}
+		case "score":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			if v.Score != nil {
+				return false
+			}
+			v.Score = s.anyMap()
+		case "details":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			if s.null() {
+				v.Details = nil
+			} else if v.Details != nil {
+				return false
+			} else {
+				v.Details = new(ResultDetails)
+				if !v.Details.decodeFast(s) {
+					return false
+				}
+			}
+		case "protocol":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<11) != 0 {
+				return false
+			}
+			seen |= 1 << 11
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<12) != 0 {
+				return false
+			}
+			seen |= 1 << 12
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<13) != 0 {
+				return false
+			}
+			seen |= 1 << 13
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<14) != 0 {
+				return false
+			}
+			seen |= 1 << 14
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<15) != 0 {
+				return false
+			}
+			seen |= 1 << 15
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *GameResult) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -485,6 +1580,123 @@ func (v *GameResult) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *GameResult) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *GameResult) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "status":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.Status = s.string()
+		case "winner_player_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			if s.null() {
+				v.WinnerPlayerID = nil
+			} else if v.WinnerPlayerID != nil {
+				return false
+			} else {
+				p0 := new(string)
+				*p0 = s.string()
+				v.WinnerPlayerID = p0
+			}
+		case "drawn_number":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			if s.null() {
+				v.DrawnNumber = nil
+			} else if v.DrawnNumber != nil {
+				return false
+			} else {
+				p0 := new(int)
+				*p0 = int(s.int())
+				v.DrawnNumber = p0
+			}
+		case "number_parity":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.NumberParity = s.string()
+		case "choices":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			if v.Choices != nil {
+				return false
+			}
+			v.Choices = s.stringMap()
+		case "player_choices":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			if v.PlayerChoices != nil {
+				return false
+			}
+			v.PlayerChoices = s.stringMap()
+		case "opponent_id":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.OpponentID = s.string()
+		case "points_awarded":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			if s.null() {
+				v.PointsAwarded = nil
+			} else if v.PointsAwarded != nil {
+				return false
+			} else {
+				p0 := new(int)
+				*p0 = int(s.int())
+				v.PointsAwarded = p0
+			}
+		case "reason":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Reason = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *LeagueCompleted) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -523,6 +1735,130 @@ func (v *LeagueCompleted) appendMembers(b []byte, start int) ([]byte, bool) {
 	}
 	b = append(b, ']')
 	return b, true
+}
+
+func (v *LeagueCompleted) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *LeagueCompleted) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "total_rounds":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.TotalRounds = int(s.int())
+		case "total_matches":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.TotalMatches = int(s.int())
+		case "champion":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			if s.null() {
+				v.Champion = nil
+			} else if v.Champion != nil {
+				return false
+			} else {
+				v.Champion = new(Champion)
+				if !v.Champion.decodeFast(s) {
+					return false
+				}
+			}
+		case "final_standings":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			if s.null() {
+				v.FinalStandings = nil
+			} else if !s.arrayStart() {
+				return false
+			} else {
+				a0 := []StandingRow{}
+				for i := 0; s.elem(i); i++ {
+					a0 = append(a0, StandingRow{})
+					if !s.null() && !a0[len(a0)-1].decodeFast(s) {
+						return false
+					}
+					if s.bad {
+						return false
+					}
+				}
+				v.FinalStandings = a0
+			}
+		case "protocol":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *LeagueError) appendJSON(b []byte) ([]byte, bool) {
@@ -570,6 +1906,114 @@ func (v *LeagueError) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *LeagueError) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *LeagueError) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "error_code":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.ErrorCode = Code(s.string())
+		case "error_description":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.ErrorDescription = s.string()
+		case "error_message":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.ErrorMessage = s.string()
+		case "original_message_type":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.OriginalMessageType = MessageType(s.string())
+		case "context":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			if v.Context != nil {
+				return false
+			}
+			v.Context = s.anyMap()
+		case "protocol":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<11) != 0 {
+				return false
+			}
+			seen |= 1 << 11
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *LeagueQuery) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -599,6 +2043,102 @@ func (v *LeagueQuery) appendMembers(b []byte, start int) ([]byte, bool) {
 		}
 	}
 	return b, true
+}
+
+func (v *LeagueQuery) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *LeagueQuery) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "query_type":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.QueryType = s.string()
+		case "query_params":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			if s.null() {
+				v.QueryParams = nil
+			} else if v.QueryParams != nil {
+				return false
+			} else {
+				v.QueryParams = new(QueryParams)
+				if !v.QueryParams.decodeFast(s) {
+					return false
+				}
+			}
+		case "protocol":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *LeagueQueryResponse) appendJSON(b []byte) ([]byte, bool) {
@@ -636,6 +2176,97 @@ func (v *LeagueQueryResponse) appendMembers(b []byte, start int) ([]byte, bool) 
 	return b, true
 }
 
+func (v *LeagueQueryResponse) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *LeagueQueryResponse) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "query_type":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.QueryType = s.string()
+		case "success":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.Success = s.bool()
+		case "data":
+			return false
+		case "error":
+			return false
+		case "protocol":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *LeagueRegisterRequest) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -659,6 +2290,96 @@ func (v *LeagueRegisterRequest) appendMembers(b []byte, start int) ([]byte, bool
 		}
 	}
 	return b, true
+}
+
+func (v *LeagueRegisterRequest) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *LeagueRegisterRequest) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "player_meta":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			if s.null() {
+				v.PlayerMeta = nil
+			} else if v.PlayerMeta != nil {
+				return false
+			} else {
+				v.PlayerMeta = new(PlayerMeta)
+				if !v.PlayerMeta.decodeFast(s) {
+					return false
+				}
+			}
+		case "protocol":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *LeagueRegisterResponse) appendJSON(b []byte) ([]byte, bool) {
@@ -696,6 +2417,107 @@ func (v *LeagueRegisterResponse) appendMembers(b []byte, start int) ([]byte, boo
 	return b, true
 }
 
+func (v *LeagueRegisterResponse) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *LeagueRegisterResponse) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "status":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.Status = s.string()
+		case "player_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.PlayerID = s.string()
+		case "reason":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			if s.null() {
+				v.Reason = nil
+			} else if v.Reason != nil {
+				return false
+			} else {
+				p0 := new(string)
+				*p0 = s.string()
+				v.Reason = p0
+			}
+		case "protocol":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *LeagueStandingsUpdate) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -724,6 +2546,109 @@ func (v *LeagueStandingsUpdate) appendMembers(b []byte, start int) ([]byte, bool
 	}
 	b = append(b, ']')
 	return b, true
+}
+
+func (v *LeagueStandingsUpdate) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "round_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.RoundID = int(s.int())
+		case "standings":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			if s.null() {
+				v.Standings = nil
+			} else if !s.arrayStart() {
+				return false
+			} else {
+				a0 := []StandingRow{}
+				for i := 0; s.elem(i); i++ {
+					a0 = append(a0, StandingRow{})
+					if !s.null() && !a0[len(a0)-1].decodeFast(s) {
+						return false
+					}
+					if s.bad {
+						return false
+					}
+				}
+				v.Standings = a0
+			}
+		case "protocol":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *MatchRef) appendJSON(b []byte) ([]byte, bool) {
@@ -758,6 +2683,69 @@ func (v *MatchRef) appendMembers(b []byte, start int) ([]byte, bool) {
 		return b, false
 	}
 	return b, true
+}
+
+func (v *MatchRef) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *MatchRef) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "match_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.MatchID = s.string()
+		case "game_type":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.GameType = s.string()
+		case "player_A_id":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.PlayerAID = s.string()
+		case "player_B_id":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.PlayerBID = s.string()
+		case "referee_endpoint":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.RefereeEndpoint = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *MatchResult) appendJSON(b []byte) ([]byte, bool) {
@@ -814,6 +2802,95 @@ func (v *MatchResult) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *MatchResult) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *MatchResult) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "winner":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			if s.null() {
+				v.Winner = nil
+			} else if v.Winner != nil {
+				return false
+			} else {
+				p0 := new(string)
+				*p0 = s.string()
+				v.Winner = p0
+			}
+		case "score":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			if v.Score != nil {
+				return false
+			}
+			v.Score = s.anyMap()
+		case "match_status":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.MatchStatus = s.string()
+		case "player_a_status":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.PlayerAStatus = s.string()
+		case "player_b_status":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.PlayerBStatus = s.string()
+		case "details":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			if s.null() {
+				v.Details = nil
+			} else if v.Details != nil {
+				return false
+			} else {
+				v.Details = new(ResultDetails)
+				if !v.Details.decodeFast(s) {
+					return false
+				}
+			}
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *MatchResultReport) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -851,6 +2928,114 @@ func (v *MatchResultReport) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *MatchResultReport) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *MatchResultReport) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "round_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.RoundID = int(s.int())
+		case "match_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.MatchID = s.string()
+		case "game_type":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.GameType = s.string()
+		case "result":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			if s.null() {
+				v.Result = nil
+			} else if v.Result != nil {
+				return false
+			} else {
+				v.Result = new(MatchResult)
+				if !v.Result.decodeFast(s) {
+					return false
+				}
+			}
+		case "protocol":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *MatchResultReportAck) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -884,6 +3069,99 @@ func (v *MatchResultReportAck) appendMembers(b []byte, start int) ([]byte, bool)
 	return b, true
 }
 
+func (v *MatchResultReportAck) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *MatchResultReportAck) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "match_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.MatchID = s.string()
+		case "status":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.Status = s.string()
+		case "message":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Message = s.string()
+		case "protocol":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *ParityContext) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -912,6 +3190,66 @@ func (v *ParityContext) appendMembers(b []byte, start int) ([]byte, bool) {
 		}
 	}
 	return b, true
+}
+
+func (v *ParityContext) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *ParityContext) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "opponent_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.OpponentID = s.string()
+		case "round_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.RoundID = int(s.int())
+		case "your_standings":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			if s.null() {
+				v.YourStandings = nil
+			} else if v.YourStandings != nil {
+				return false
+			} else {
+				v.YourStandings = new(YourStandings)
+				if !v.YourStandings.decodeFast(s) {
+					return false
+				}
+			}
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *PlayerMeta) appendJSON(b []byte) ([]byte, bool) {
@@ -965,6 +3303,90 @@ func (v *PlayerMeta) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *PlayerMeta) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *PlayerMeta) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "display_name":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.DisplayName = s.string()
+		case "version":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.Version = s.string()
+		case "agent_version":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.AgentVersion = s.string()
+		case "protocol_version":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.ProtocolVersion = s.string()
+		case "game_types":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			if s.null() {
+				v.GameTypes = nil
+			} else if !s.arrayStart() {
+				return false
+			} else {
+				a0 := []string{}
+				for i := 0; s.elem(i); i++ {
+					var e0 string
+					e0 = s.string()
+					a0 = append(a0, e0)
+					if s.bad {
+						return false
+					}
+				}
+				v.GameTypes = a0
+			}
+		case "contact_endpoint":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.ContactEndpoint = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *QueryParams) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -983,6 +3405,45 @@ func (v *QueryParams) appendMembers(b []byte, start int) ([]byte, bool) {
 		}
 	}
 	return b, true
+}
+
+func (v *QueryParams) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *QueryParams) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "player_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.PlayerID = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *RefereeMeta) appendJSON(b []byte) ([]byte, bool) {
@@ -1024,6 +3485,84 @@ func (v *RefereeMeta) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *RefereeMeta) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *RefereeMeta) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "display_name":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.DisplayName = s.string()
+		case "version":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.Version = s.string()
+		case "game_types":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			if s.null() {
+				v.GameTypes = nil
+			} else if !s.arrayStart() {
+				return false
+			} else {
+				a0 := []string{}
+				for i := 0; s.elem(i); i++ {
+					var e0 string
+					e0 = s.string()
+					a0 = append(a0, e0)
+					if s.bad {
+						return false
+					}
+				}
+				v.GameTypes = a0
+			}
+		case "contact_endpoint":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.ContactEndpoint = s.string()
+		case "max_concurrent_matches":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.MaxConcurrentMatches = int(s.int())
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *RefereeRegisterRequest) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -1047,6 +3586,96 @@ func (v *RefereeRegisterRequest) appendMembers(b []byte, start int) ([]byte, boo
 		}
 	}
 	return b, true
+}
+
+func (v *RefereeRegisterRequest) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *RefereeRegisterRequest) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "referee_meta":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			if s.null() {
+				v.RefereeMeta = nil
+			} else if v.RefereeMeta != nil {
+				return false
+			} else {
+				v.RefereeMeta = new(RefereeMeta)
+				if !v.RefereeMeta.decodeFast(s) {
+					return false
+				}
+			}
+		case "protocol":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *RefereeRegisterResponse) appendJSON(b []byte) ([]byte, bool) {
@@ -1082,6 +3711,107 @@ func (v *RefereeRegisterResponse) appendMembers(b []byte, start int) ([]byte, bo
 		}
 	}
 	return b, true
+}
+
+func (v *RefereeRegisterResponse) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *RefereeRegisterResponse) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "status":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.Status = s.string()
+		case "referee_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.RefereeID = s.string()
+		case "reason":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			if s.null() {
+				v.Reason = nil
+			} else if v.Reason != nil {
+				return false
+			} else {
+				p0 := new(string)
+				*p0 = s.string()
+				v.Reason = p0
+			}
+		case "protocol":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *ResultDetails) appendJSON(b []byte) ([]byte, bool) {
@@ -1143,6 +3873,102 @@ func (v *ResultDetails) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *ResultDetails) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *ResultDetails) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "drawn_number":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			if s.null() {
+				v.DrawnNumber = nil
+			} else if v.DrawnNumber != nil {
+				return false
+			} else {
+				p0 := new(int)
+				*p0 = int(s.int())
+				v.DrawnNumber = p0
+			}
+		case "parity":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.Parity = s.string()
+		case "outcome":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Outcome = s.string()
+		case "choices":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			if v.Choices != nil {
+				return false
+			}
+			v.Choices = s.stringMap()
+		case "reason":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Reason = s.string()
+		case "technical_losses":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			if s.null() {
+				v.TechnicalLosses = nil
+			} else if !s.arrayStart() {
+				return false
+			} else {
+				a0 := []TechnicalLoss{}
+				for i := 0; s.elem(i); i++ {
+					a0 = append(a0, TechnicalLoss{})
+					if !s.null() && !a0[len(a0)-1].decodeFast(s) {
+						return false
+					}
+					if s.bad {
+						return false
+					}
+				}
+				v.TechnicalLosses = a0
+			}
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *RetryInfo) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -1175,6 +4001,71 @@ func (v *RetryInfo) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *RetryInfo) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *RetryInfo) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "retry_count":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.RetryCount = int(s.int())
+		case "max_retries":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.MaxRetries = int(s.int())
+		case "next_retry_at":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.NextRetryAt = s.string()
+		case "total_delay_sec":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			if s.null() {
+				v.TotalDelaySec = nil
+			} else if v.TotalDelaySec != nil {
+				return false
+			} else {
+				p0 := new(int)
+				*p0 = int(s.int())
+				v.TotalDelaySec = p0
+			}
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *RoundAnnouncement) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -1203,6 +4094,109 @@ func (v *RoundAnnouncement) appendMembers(b []byte, start int) ([]byte, bool) {
 	}
 	b = append(b, ']')
 	return b, true
+}
+
+func (v *RoundAnnouncement) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "round_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.RoundID = int(s.int())
+		case "matches":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			if s.null() {
+				v.Matches = nil
+			} else if !s.arrayStart() {
+				return false
+			} else {
+				a0 := []MatchRef{}
+				for i := 0; s.elem(i); i++ {
+					a0 = append(a0, MatchRef{})
+					if !s.null() && !a0[len(a0)-1].decodeFast(s) {
+						return false
+					}
+					if s.bad {
+						return false
+					}
+				}
+				v.Matches = a0
+			}
+		case "protocol":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *RoundCompleted) appendJSON(b []byte) ([]byte, bool) {
@@ -1242,6 +4236,122 @@ func (v *RoundCompleted) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *RoundCompleted) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *RoundCompleted) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "round_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.RoundID = int(s.int())
+		case "matches_completed":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.MatchesCompleted = int(s.int())
+		case "next_round_id":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			if s.null() {
+				v.NextRoundID = nil
+			} else if v.NextRoundID != nil {
+				return false
+			} else {
+				p0 := new(int)
+				*p0 = int(s.int())
+				v.NextRoundID = p0
+			}
+		case "summary":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			if s.null() {
+				v.Summary = nil
+			} else if v.Summary != nil {
+				return false
+			} else {
+				v.Summary = new(RoundSummary)
+				if !v.Summary.decodeFast(s) {
+					return false
+				}
+			}
+		case "protocol":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *RoundSummary) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -1262,6 +4372,63 @@ func (v *RoundSummary) appendMembers(b []byte, start int) ([]byte, bool) {
 	b = member(b, start, "\"technical_losses\":")
 	b = strconv.AppendInt(b, int64(v.TechnicalLosses), 10)
 	return b, true
+}
+
+func (v *RoundSummary) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *RoundSummary) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "total_matches":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.TotalMatches = int(s.int())
+		case "wins":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.Wins = int(s.int())
+		case "draws":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Draws = int(s.int())
+		case "technical_losses":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.TechnicalLosses = int(s.int())
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *StandingRow) appendJSON(b []byte) ([]byte, bool) {
@@ -1306,6 +4473,99 @@ func (v *StandingRow) appendMembers(b []byte, start int) ([]byte, bool) {
 	b = member(b, start, "\"points\":")
 	b = strconv.AppendInt(b, int64(v.Points), 10)
 	return b, true
+}
+
+func (v *StandingRow) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *StandingRow) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "rank":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.Rank = int(s.int())
+		case "player_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.PlayerID = s.string()
+		case "display_name":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.DisplayName = s.string()
+		case "played":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Played = int(s.int())
+		case "matches_played":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.MatchesPlayed = int(s.int())
+		case "wins":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Wins = int(s.int())
+		case "draws":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Draws = int(s.int())
+		case "losses":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Losses = int(s.int())
+		case "technical_losses":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.TechnicalLosses = int(s.int())
+		case "points":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Points = int(s.int())
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *StartMatch) appendJSON(b []byte) ([]byte, bool) {
@@ -1399,6 +4659,167 @@ func (v *StartMatch) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *StartMatch) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *StartMatch) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "match_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.MatchID = s.string()
+		case "round_id":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.RoundID = int(s.int())
+		case "game_type":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.GameType = s.string()
+		case "player_a_id":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.PlayerAID = s.string()
+		case "player_b_id":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.PlayerBID = s.string()
+		case "player_a_endpoint":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.PlayerAEndpoint = s.string()
+		case "player_b_endpoint":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.PlayerBEndpoint = s.string()
+		case "player_A_id":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.AltPlayerAID = s.string()
+		case "player_B_id":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.AltPlayerBID = s.string()
+		case "player_A_endpoint":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.AltPlayerAEndpoint = s.string()
+		case "player_B_endpoint":
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
+			v.AltPlayerBEndpoint = s.string()
+		case "league_manager_endpoint":
+			if seen&(1<<11) != 0 {
+				return false
+			}
+			seen |= 1 << 11
+			v.LeagueManagerEndpoint = s.string()
+		case "match_seed":
+			if seen&(1<<12) != 0 {
+				return false
+			}
+			seen |= 1 << 12
+			if s.null() {
+				v.MatchSeed = nil
+			} else if v.MatchSeed != nil {
+				return false
+			} else {
+				p0 := new(uint64)
+				*p0 = uint64(s.uint())
+				v.MatchSeed = p0
+			}
+		case "protocol":
+			if seen&(1<<13) != 0 {
+				return false
+			}
+			seen |= 1 << 13
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<14) != 0 {
+				return false
+			}
+			seen |= 1 << 14
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<15) != 0 {
+				return false
+			}
+			seen |= 1 << 15
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<16) != 0 {
+				return false
+			}
+			seen |= 1 << 16
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<17) != 0 {
+				return false
+			}
+			seen |= 1 << 17
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<18) != 0 {
+				return false
+			}
+			seen |= 1 << 18
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<19) != 0 {
+				return false
+			}
+			seen |= 1 << 19
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *StartMatchAck) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -1430,6 +4851,99 @@ func (v *StartMatchAck) appendMembers(b []byte, start int) ([]byte, bool) {
 		}
 	}
 	return b, true
+}
+
+func (v *StartMatchAck) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *StartMatchAck) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "match_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.MatchID = s.string()
+		case "status":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.Status = s.string()
+		case "reason":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Reason = s.string()
+		case "protocol":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Envelope.Protocol = s.string()
+		case "message_type":
+			if seen&(1<<4) != 0 {
+				return false
+			}
+			seen |= 1 << 4
+			v.Envelope.MessageType = MessageType(s.string())
+		case "sender":
+			if seen&(1<<5) != 0 {
+				return false
+			}
+			seen |= 1 << 5
+			v.Envelope.Sender = s.string()
+		case "timestamp":
+			if seen&(1<<6) != 0 {
+				return false
+			}
+			seen |= 1 << 6
+			v.Envelope.Timestamp = s.string()
+		case "conversation_id":
+			if seen&(1<<7) != 0 {
+				return false
+			}
+			seen |= 1 << 7
+			v.Envelope.ConversationID = s.string()
+		case "league_id":
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
+			v.Envelope.LeagueID = s.string()
+		case "auth_token":
+			if seen&(1<<9) != 0 {
+				return false
+			}
+			seen |= 1 << 9
+			v.Envelope.AuthToken = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 func (v *TechnicalLoss) appendJSON(b []byte) ([]byte, bool) {
@@ -1464,6 +4978,63 @@ func (v *TechnicalLoss) appendMembers(b []byte, start int) ([]byte, bool) {
 	return b, true
 }
 
+func (v *TechnicalLoss) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *TechnicalLoss) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "player_id":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.PlayerID = s.string()
+		case "error_code":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.ErrorCode = Code(s.string())
+		case "action":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Action = s.string()
+		case "reason":
+			if seen&(1<<3) != 0 {
+				return false
+			}
+			seen |= 1 << 3
+			v.Reason = s.string()
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
+}
+
 func (v *YourStandings) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true
@@ -1482,4 +5053,55 @@ func (v *YourStandings) appendMembers(b []byte, start int) ([]byte, bool) {
 	b = member(b, start, "\"draws\":")
 	b = strconv.AppendInt(b, int64(v.Draws), 10)
 	return b, true
+}
+
+func (v *YourStandings) decodeJSON(data []byte) bool {
+	saved := *v
+	s := scanner{b: data}
+	if v.decodeFast(&s) && s.end() {
+		return true
+	}
+	*v = saved
+	return false
+}
+
+func (v *YourStandings) decodeFast(s *scanner) bool {
+	if !s.objectStart() {
+		return false
+	}
+	var seen uint64
+	var other names
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad
+		}
+		switch string(name) {
+		case "wins":
+			if seen&(1<<0) != 0 {
+				return false
+			}
+			seen |= 1 << 0
+			v.Wins = int(s.int())
+		case "losses":
+			if seen&(1<<1) != 0 {
+				return false
+			}
+			seen |= 1 << 1
+			v.Losses = int(s.int())
+		case "draws":
+			if seen&(1<<2) != 0 {
+				return false
+			}
+			seen |= 1 << 2
+			v.Draws = int(s.int())
+		default:
+			if !other.add(name) || !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }

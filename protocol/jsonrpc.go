@@ -155,19 +155,22 @@ func (d duplicateMember) Error() string { return fmt.Sprintf("duplicate member %
 // strict decoding of the message, so that they are tracked once, not
 // twice (the decoder runs with duplicate names allowed).
 func (w *wireRequest) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return readMembers(dec, true, func(name []byte) *jsontext.Value {
-		switch string(name) {
-		case "jsonrpc":
-			return &w.JSONRPC
-		case "method":
-			return &w.Method
-		case "params":
-			return &w.Params
-		case "id":
-			return &w.ID
-		}
-		return nil
-	})
+	return readMembers(dec, true, w.member)
+}
+
+// member is where the request member called name goes, or nil.
+func (w *wireRequest) member(name []byte) *jsontext.Value {
+	switch string(name) {
+	case "jsonrpc":
+		return &w.JSONRPC
+	case "method":
+		return &w.Method
+	case "params":
+		return &w.Params
+	case "id":
+		return &w.ID
+	}
+	return nil
 }
 
 // readMembers reads an object, putting the value of each member that
@@ -271,15 +274,28 @@ func DecodeRequest(body []byte) (in Incoming, ok bool) {
 
 func decodeOne(obj []byte) Incoming {
 	var w wireRequest
-	if err := json.Unmarshal(obj, &w, jsontext.AllowDuplicateNames(true)); err != nil {
-		// A member given twice makes the request ambiguous; a name given
-		// twice inside params is the params' problem, answered with the
-		// request's id once the method has seen them.
-		if d, ok := errors.AsType[duplicateMember](err); ok {
-			return failed(NewRPCError(CodeInvalidRequest, "Invalid Request: "+d.Error()))
+	if !readMembersFast(obj, true, w.member) {
+		w = wireRequest{}
+		if err := json.Unmarshal(obj, &w, jsontext.AllowDuplicateNames(true)); err != nil {
+			return decodeOneFailed(err)
 		}
-		return failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))
 	}
+	return w.incoming()
+}
+
+// decodeOneFailed answers a request object that did not parse.
+func decodeOneFailed(err error) Incoming {
+	if d, ok := errors.AsType[duplicateMember](err); ok {
+		return failed(NewRPCError(CodeInvalidRequest, "Invalid Request: "+d.Error()))
+	}
+	return failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))
+}
+
+// incoming checks the members of a parsed request object. (A member given
+// twice makes the request ambiguous; a name given twice inside params is
+// the params' problem, answered with the request's id once the method has
+// seen them.)
+func (w *wireRequest) incoming() Incoming {
 	in := Incoming{}
 	switch w.ID.Kind() {
 	case 0:
@@ -296,7 +312,9 @@ func decodeOne(obj []byte) Incoming {
 			return in
 		}
 	}
-	if w.Method.Kind() != '"' || json.Unmarshal(w.Method, &in.Method) != nil {
+	if m, ok := plainString(w.Method); ok {
+		in.Method = m
+	} else if w.Method.Kind() != '"' || json.Unmarshal(w.Method, &in.Method) != nil {
 		in.Err = NewRPCError(CodeInvalidRequest, "Invalid Request: method must be a string")
 		in.ID = orNull(in.ID)
 		return in
@@ -462,17 +480,20 @@ type wireResponse struct {
 // UnmarshalJSONFrom reads the members of a response object exactly as
 // named; of a member given twice, the last counts.
 func (w *wireResponse) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return readMembers(dec, false, func(name []byte) *jsontext.Value {
-		switch string(name) {
-		case "result":
-			return &w.Result
-		case "error":
-			return &w.Error
-		case "id":
-			return &w.ID
-		}
-		return nil
-	})
+	return readMembers(dec, false, w.member)
+}
+
+// member is where the response member called name goes, or nil.
+func (w *wireResponse) member(name []byte) *jsontext.Value {
+	switch string(name) {
+	case "result":
+		return &w.Result
+	case "error":
+		return &w.Error
+	case "id":
+		return &w.ID
+	}
+	return nil
 }
 
 // mcpResult is an MCP tools/call result: the reply as JSON text in
@@ -496,8 +517,11 @@ func DecodeResponse(body []byte) (Response, error) {
 		return Response{}, errors.New("response is not a JSON-RPC object")
 	}
 	var w wireResponse
-	if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
-		return Response{}, fmt.Errorf("response is not valid JSON: %s", describeSyntax(err))
+	if !readMembersFast(body, false, w.member) {
+		w = wireResponse{}
+		if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
+			return Response{}, fmt.Errorf("response is not valid JSON: %s", describeSyntax(err))
+		}
 	}
 	r := Response{ID: w.ID}
 	switch w.Error.Kind() {

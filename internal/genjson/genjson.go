@@ -1,9 +1,11 @@
 // Package genjson generates protocol/json_gen.go: for every message struct
 // of package protocol, an appendJSON method that encodes it exactly as
-// json.Marshal(v, json.Deterministic(true)) does, without reflection. It
-// reads the structs by reflection itself, so the generated code follows
-// their fields and tags; protocol's tests compare both encodings on random
-// values of every type, and check that the file is up to date.
+// json.Marshal(v, json.Deterministic(true)) does, and a decodeFast method
+// that decodes what it can exactly as json.Unmarshal does and declines the
+// rest (see protocol/json_scan.go), both without reflection. It reads the
+// structs by reflection itself, so the generated code follows their fields
+// and tags; protocol's tests compare both encoders and both decoders on
+// random values of every type, and check that the file is up to date.
 //
 //	go generate ./protocol
 package genjson
@@ -17,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/leaguectl/leaguectl/protocol"
 )
@@ -40,6 +43,20 @@ import "strconv"
 
 `)
 	slices.SortFunc(g.funcs, func(a, b fn) int { return strings.Compare(a.name, b.name) })
+	// The entry points switch on the exact type: a struct of another
+	// package that embeds one of these would otherwise pass for it.
+	b.WriteString("// appendGenerated appends the encoding of v when v is a pointer to one\n// of the structs below (false for anything else, or invalid UTF-8).\n")
+	b.WriteString("func appendGenerated(b []byte, v any) ([]byte, bool) {\n\tswitch v := v.(type) {\n")
+	for _, f := range g.funcs {
+		fmt.Fprintf(&b, "\tcase *%s:\n\t\treturn v.appendJSON(b)\n", f.name)
+	}
+	b.WriteString("\t}\n\treturn b, false\n}\n\n")
+	b.WriteString("// decodeGenerated decodes data into v when v is a pointer to one of the\n// structs below and the fast decoder takes data (see json_scan.go).\n")
+	b.WriteString("func decodeGenerated(data []byte, v any) bool {\n\tswitch v := v.(type) {\n")
+	for _, f := range g.funcs {
+		fmt.Fprintf(&b, "\tcase *%s:\n\t\treturn v.decodeJSON(data)\n", f.name)
+	}
+	b.WriteString("\t}\n\treturn false\n}\n\n")
 	for _, f := range g.funcs {
 		b.WriteString(f.src)
 	}
@@ -83,6 +100,7 @@ func (g *gen) structType(t reflect.Type) {
 	b.WriteString("\tvar ok bool\n\t_ = ok\n")
 	g.fields(&b, t)
 	b.WriteString("\treturn b, true\n}\n\n")
+	g.decoder(&b, t)
 	g.funcs = append(g.funcs, fn{t.Name(), b.String()})
 }
 
@@ -195,4 +213,209 @@ func (g *gen) value(b *strings.Builder, x string, t reflect.Type) {
 	default:
 		panic(fmt.Sprintf("%s: kind %s is not supported", x, t.Kind()))
 	}
+}
+
+var (
+	unmarshalerFrom = reflect.TypeFor[json.UnmarshalerFrom]()
+	unmarshaler     = reflect.TypeFor[json.Unmarshaler]()
+	rawValue        = reflect.TypeFor[jsontext.Value]()
+)
+
+// customDecode reports whether t decodes itself, or is a type the fast
+// decoder leaves to json (raw values, interfaces other than maps of them).
+func customDecode(t reflect.Type) bool {
+	if t == rawValue || t.Kind() == reflect.Interface {
+		return true
+	}
+	for _, t := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if t.Implements(unmarshalerFrom) || t.Implements(unmarshaler) {
+			return true
+		}
+	}
+	return false
+}
+
+// member is one JSON member of a struct, embedded structs' members
+// included.
+type decMember struct {
+	name string
+	expr string
+	typ  reflect.Type
+}
+
+// members lists the members json decodes into a struct of type t, held in
+// x: its own fields, then those of embedded structs whose names its own do
+// not take (json lets the shallower field win). Two embedded structs
+// naming the same member are not supported.
+func members(t reflect.Type, x string) []decMember {
+	var own []decMember
+	var embedded [][]decMember
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+			embedded = append(embedded, members(f.Type, x+"."+f.Name))
+			continue
+		}
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		own = append(own, decMember{name, x + "." + f.Name, f.Type})
+	}
+	taken := map[string]bool{}
+	for _, m := range own {
+		taken[m.name] = true
+	}
+	from := map[string]bool{}
+	for _, e := range embedded {
+		for _, m := range e {
+			if taken[m.name] {
+				continue
+			}
+			if from[m.name] {
+				panic(fmt.Sprintf("%s: member %q comes from two embedded structs", t.Name(), m.name))
+			}
+			from[m.name] = true
+			own = append(own, m)
+		}
+	}
+	return own
+}
+
+// decoder writes the decodeJSON and decodeFast methods of struct t.
+func (g *gen) decoder(b *strings.Builder, t reflect.Type) {
+	fmt.Fprintf(b, "func (v *%s) decodeJSON(data []byte) bool {\n", t.Name())
+	b.WriteString("\tsaved := *v\n\ts := scanner{b: data}\n\tif v.decodeFast(&s) && s.end() {\n\t\treturn true\n\t}\n\t*v = saved\n\treturn false\n}\n\n")
+	fmt.Fprintf(b, "func (v *%s) decodeFast(s *scanner) bool {\n", t.Name())
+	b.WriteString("\tif !s.objectStart() {\n\t\treturn false\n\t}\n")
+	ms := members(t, "v")
+	if len(ms) > 64 {
+		panic(fmt.Sprintf("%s: more than 64 members", t.Name()))
+	}
+	b.WriteString("\tvar seen uint64\n\tvar other names\n\tfor n := 0; ; n++ {\n\t\tname, ok := s.member(n)\n\t\tif !ok {\n\t\t\treturn !s.bad\n\t\t}\n\t\tswitch string(name) {\n")
+	for i, m := range ms {
+		quoted, err := json.Marshal(m.name)
+		if err != nil {
+			panic(err)
+		}
+		var value strings.Builder
+		g.decodeValue(&value, m.expr, m.typ, 0)
+		if value.String() == "return false\n" { // left to json
+			fmt.Fprintf(b, "\t\tcase %s:\n\t\t\treturn false\n", quoted)
+			continue
+		}
+		fmt.Fprintf(b, "\t\tcase %s:\n\t\t\tif seen&(1<<%d) != 0 {\n\t\t\t\treturn false\n\t\t\t}\n\t\t\tseen |= 1 << %d\n", quoted, i, i)
+		b.WriteString(value.String())
+	}
+	b.WriteString("\t\tdefault:\n\t\t\tif !other.add(name) || !s.skip() {\n\t\t\t\treturn false\n\t\t\t}\n\t\t}\n\t\tif s.bad {\n\t\t\treturn false\n\t\t}\n\t}\n}\n\n")
+}
+
+// decodeValue writes the decoding of the next value into x, of type t.
+// What the scanner reads wrongly marks it bad, which the member loop
+// checks; a value the fast decoder cannot take returns false. It never
+// writes into memory that x already pointed to before (a non-nil pointer
+// or map is declined): decodeJSON undoes a declined decoding by restoring
+// the top-level struct alone.
+func (g *gen) decodeValue(b *strings.Builder, x string, t reflect.Type, depth int) {
+	if customDecode(t) {
+		b.WriteString("return false\n")
+		return
+	}
+	conv := ""
+	if t.PkgPath() != "" && t.Kind() != reflect.Struct {
+		conv = t.Name() // a named string or number type of package protocol
+	}
+	switch t.Kind() {
+	case reflect.String:
+		fmt.Fprintf(b, "%s = %s\n", x, convert(conv, "s.string()"))
+	case reflect.Int, reflect.Int64:
+		fmt.Fprintf(b, "%s = %s(s.int())\n", x, orType(conv, t))
+	case reflect.Uint64:
+		fmt.Fprintf(b, "%s = %s(s.uint())\n", x, orType(conv, t))
+	case reflect.Bool:
+		fmt.Fprintf(b, "%s = s.bool()\n", x)
+	case reflect.Pointer:
+		e := t.Elem()
+		if customDecode(e) {
+			b.WriteString("return false\n")
+			return
+		}
+		fmt.Fprintf(b, "if s.null() {\n%s = nil\n} else if %s != nil {\nreturn false\n} else {\n", x, x)
+		if e.Kind() == reflect.Struct {
+			g.structType(e)
+			fmt.Fprintf(b, "%s = new(%s)\nif !%s.decodeFast(s) {\nreturn false\n}\n}\n", x, e.Name(), x)
+			return
+		}
+		p := fmt.Sprintf("p%d", depth)
+		fmt.Fprintf(b, "%s := new(%s)\n", p, typeName(e))
+		g.decodeValue(b, "*"+p, e, depth+1)
+		fmt.Fprintf(b, "%s = %s\n}\n", x, p)
+	case reflect.Struct:
+		g.structType(t)
+		fmt.Fprintf(b, "if s.null() {\n%s = %s{}\n} else if !%s.decodeFast(s) {\nreturn false\n}\n", x, t.Name(), x)
+	case reflect.Slice:
+		e := t.Elem()
+		if customDecode(e) || e.Kind() == reflect.Uint8 {
+			b.WriteString("return false\n")
+			return
+		}
+		a := fmt.Sprintf("a%d", depth)
+		fmt.Fprintf(b, "if s.null() {\n%s = nil\n} else if !s.arrayStart() {\nreturn false\n} else {\n", x)
+		fmt.Fprintf(b, "%s := %s{}\nfor i := 0; s.elem(i); i++ {\n", a, typeName(t))
+		if e.Kind() == reflect.Struct {
+			g.structType(e)
+			fmt.Fprintf(b, "%s = append(%s, %s{})\nif !s.null() && !%s[len(%s)-1].decodeFast(s) {\nreturn false\n}\n", a, a, e.Name(), a, a)
+		} else {
+			el := fmt.Sprintf("e%d", depth)
+			fmt.Fprintf(b, "var %s %s\n", el, typeName(e))
+			g.decodeValue(b, el, e, depth+1)
+			fmt.Fprintf(b, "%s = append(%s, %s)\n", a, a, el)
+		}
+		fmt.Fprintf(b, "if s.bad {\nreturn false\n}\n}\n%s = %s\n}\n", x, a)
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String || t.Key().PkgPath() != "" {
+			b.WriteString("return false\n")
+			return
+		}
+		fmt.Fprintf(b, "if %s != nil {\nreturn false\n}\n", x)
+		switch {
+		case t.Elem().Kind() == reflect.String && t.Elem().PkgPath() == "":
+			fmt.Fprintf(b, "%s = s.stringMap()\n", x)
+		case t.Elem().Kind() == reflect.Interface && t.Elem().NumMethod() == 0:
+			fmt.Fprintf(b, "%s = s.anyMap()\n", x)
+		default:
+			b.WriteString("return false\n")
+		}
+	default:
+		panic(fmt.Sprintf("%s: kind %s is not supported by the decoder", x, t.Kind()))
+	}
+}
+
+// convert is the Go expression converting e to the type named conv, or e
+// when there is no name.
+func convert(conv, e string) string {
+	if conv == "" {
+		return e
+	}
+	return conv + "(" + e + ")"
+}
+
+// orType is conv, or the name of the unnamed type t.
+func orType(conv string, t reflect.Type) string {
+	if conv != "" {
+		return conv
+	}
+	return t.String()
+}
+
+// typeName is how package protocol spells t.
+func typeName(t reflect.Type) string {
+	return strings.ReplaceAll(t.String(), "protocol.", "")
 }

@@ -1,0 +1,548 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The fast decoder. json.Unmarshal decodes by reflection, through a token
+// reader that validates as it goes; on a league's small messages that is
+// about a third of the CPU a message costs. The generated decodeFast methods
+// of json_gen.go read the message structs straight from the bytes with the
+// scanner below, and json stays the reference: the fast path takes only
+// input it can decode to exactly what json.Unmarshal gives, and declines
+// everything else (escapes in strings, numbers an int field would refuse,
+// duplicate names, jsontext.Value and any fields, nesting deeper than
+// maxDepth, anything malformed). A declined input is decoded by json, which
+// then also gives the error and its field. Tests compare the two decoders
+// on random and fuzzed input of every type.
+
+// maxDepth bounds the nesting the scanner follows; deeper input goes to json.
+const maxDepth = 32
+
+// scanner reads JSON from b. Its methods set bad instead of returning an
+// error: once bad, the input is declined, and what was decoded is dropped.
+type scanner struct {
+	b     []byte
+	i     int
+	bad   bool
+	depth int
+	// lenient skips values without checking their objects for duplicate
+	// names, as json does with jsontext.AllowDuplicateNames(true).
+	lenient bool
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// peek skips whitespace and returns the next byte, or 0 at the end (0 is
+// never valid JSON outside strings, so no caller mistakes one for the other).
+func (s *scanner) peek() byte {
+	for s.i < len(s.b) {
+		if c := s.b[s.i]; !isSpace(c) {
+			return c
+		}
+		s.i++
+	}
+	return 0
+}
+
+// end reports whether only whitespace is left, and nothing went wrong.
+func (s *scanner) end() bool {
+	s.peek()
+	return !s.bad && s.i == len(s.b)
+}
+
+// fail marks the input as declined.
+func (s *scanner) fail() bool {
+	s.bad = true
+	return false
+}
+
+// literal consumes lit (the rest of true, false or null after its first
+// byte has been seen).
+func (s *scanner) literal(lit string) bool {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
+		return s.fail()
+	}
+	s.i += len(lit)
+	return true
+}
+
+// null consumes a null if one is next.
+func (s *scanner) null() bool {
+	if s.peek() != 'n' {
+		return false
+	}
+	return s.literal("null")
+}
+
+// objectStart consumes the { of an object.
+func (s *scanner) objectStart() bool {
+	if s.peek() != '{' || s.depth >= maxDepth {
+		return s.fail()
+	}
+	s.i++
+	s.depth++
+	return true
+}
+
+// member reads the name of the object's member number n and its colon; at
+// the object's end (or on bad input) it returns false, having consumed }.
+func (s *scanner) member(n int) ([]byte, bool) {
+	c := s.peek()
+	if c == '}' {
+		s.i++
+		s.depth--
+		return nil, false
+	}
+	if n > 0 {
+		if c != ',' {
+			return nil, s.fail()
+		}
+		s.i++
+		c = s.peek()
+	}
+	if c != '"' {
+		return nil, s.fail()
+	}
+	name, ok := s.quoted()
+	if !ok || s.peek() != ':' {
+		return nil, s.fail()
+	}
+	s.i++
+	return name, true
+}
+
+// arrayStart consumes the [ of an array.
+func (s *scanner) arrayStart() bool {
+	if s.peek() != '[' || s.depth >= maxDepth {
+		return s.fail()
+	}
+	s.i++
+	s.depth++
+	return true
+}
+
+// elem reports whether the array has an element number n, consuming the
+// comma before it; at the array's end (or on bad input) it returns false,
+// having consumed ].
+func (s *scanner) elem(n int) bool {
+	c := s.peek()
+	if c == ']' {
+		s.i++
+		s.depth--
+		return false
+	}
+	if n > 0 {
+		if c != ',' {
+			return s.fail()
+		}
+		s.i++
+	}
+	return !s.bad
+}
+
+// quoted reads a string whose opening quote is next and returns its
+// contents. Strings with escapes, control characters or invalid UTF-8 are
+// declined: json decodes (or refuses) those.
+func (s *scanner) quoted() ([]byte, bool) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	start := s.i + 1
+	i := start
+	// Eight bytes at a time while none of them is a quote, a backslash, a
+	// control character or non-ASCII; the loop below looks at the rest.
+	for ; i+8 <= len(s.b); i += 8 {
+		x := binary.LittleEndian.Uint64(s.b[i:])
+		q, bs := x^('"'*ones), x^('\\'*ones)
+		if ((q-ones)&^q|(bs-ones)&^bs|(x-0x20*ones)&^x|x)&highs != 0 {
+			break
+		}
+	}
+	ascii := true
+	for ; i < len(s.b); i++ {
+		switch c := s.b[i]; {
+		case c == '"':
+			text := s.b[start:i]
+			if !ascii && !utf8.Valid(text) {
+				return nil, s.fail()
+			}
+			s.i = i + 1
+			return text, true
+		case c == '\\' || c < 0x20:
+			return nil, s.fail()
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return nil, s.fail()
+}
+
+// string reads a string or null (the empty string, as json gives).
+func (s *scanner) string() string {
+	switch s.peek() {
+	case '"':
+		if text, ok := s.quoted(); ok {
+			return intern(text)
+		}
+	case 'n':
+		s.literal("null")
+	default:
+		s.fail()
+	}
+	return ""
+}
+
+// intern returns the text as a string, without allocating for the words
+// that most messages carry.
+func intern(text []byte) string {
+	switch string(text) {
+	case Version:
+		return Version
+	case GameEvenOdd:
+		return GameEvenOdd
+	case StatusAccepted:
+		return StatusAccepted
+	case Even, Odd, ResultWin, ResultDraw, ResultLoss, ResultTechnicalLoss:
+		return Known(string(text))
+	}
+	return string(text)
+}
+
+// number reads a number's text and reports whether it is an integer (no
+// fraction, no exponent).
+func (s *scanner) number() ([]byte, bool) {
+	start, i := s.i, s.i
+	digits := func() int {
+		n := 0
+		for i < len(s.b) && s.b[i] >= '0' && s.b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(s.b) && s.b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s.b) && s.b[i] == '0':
+		i++
+	case digits() == 0:
+		s.fail()
+		return nil, false
+	}
+	integer := true
+	if i < len(s.b) && s.b[i] == '.' {
+		i++
+		integer = false
+		if digits() == 0 {
+			s.fail()
+			return nil, false
+		}
+	}
+	if i < len(s.b) && (s.b[i] == 'e' || s.b[i] == 'E') {
+		i++
+		integer = false
+		if i < len(s.b) && (s.b[i] == '+' || s.b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			s.fail()
+			return nil, false
+		}
+	}
+	s.i = i
+	return s.b[start:i], integer
+}
+
+// int reads an integer or null (0); a fraction, an exponent or a value out
+// of range is declined, as json refuses them.
+func (s *scanner) int() int64 {
+	switch c := s.peek(); {
+	case c == 'n':
+		s.literal("null")
+		return 0
+	case c == '-' || (c >= '0' && c <= '9'):
+		text, integer := s.number()
+		if !integer {
+			s.fail()
+			return 0
+		}
+		if len(text) < 19 { // at most 18 digits: no overflow
+			var n int64
+			for _, d := range bytes.TrimPrefix(text, []byte("-")) {
+				n = n*10 + int64(d-'0')
+			}
+			if text[0] == '-' {
+				n = -n
+			}
+			return n
+		}
+		n, err := strconv.ParseInt(string(text), 10, 64)
+		if err != nil {
+			s.fail()
+		}
+		return n
+	}
+	s.fail()
+	return 0
+}
+
+// uint reads an unsigned integer or null (0).
+func (s *scanner) uint() uint64 {
+	switch c := s.peek(); {
+	case c == 'n':
+		s.literal("null")
+		return 0
+	case c >= '0' && c <= '9':
+		text, integer := s.number()
+		n, err := strconv.ParseUint(string(text), 10, 64)
+		if !integer || err != nil {
+			s.fail()
+		}
+		return n
+	}
+	s.fail()
+	return 0
+}
+
+// bool reads true, false or null (false).
+func (s *scanner) bool() bool {
+	switch s.peek() {
+	case 't':
+		return s.literal("true")
+	case 'f':
+		s.literal("false")
+	case 'n':
+		s.literal("null")
+	default:
+		s.fail()
+	}
+	return false
+}
+
+// stringMap reads an object of strings (null values are empty strings) or
+// null (nil), as json decodes into a nil map[string]string.
+func (s *scanner) stringMap() map[string]string {
+	if s.null() {
+		return nil
+	}
+	if !s.objectStart() {
+		return nil
+	}
+	m := make(map[string]string)
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return m
+		}
+		k := string(name)
+		if _, dup := m[k]; dup {
+			s.fail()
+			return nil
+		}
+		m[k] = s.string()
+		if s.bad {
+			return nil
+		}
+	}
+}
+
+// anyMap reads an object as json decodes it into a nil map[string]any, or
+// null (nil).
+func (s *scanner) anyMap() map[string]any {
+	if s.null() {
+		return nil
+	}
+	if s.peek() != '{' {
+		s.fail()
+		return nil
+	}
+	m, _ := s.any().(map[string]any)
+	return m
+}
+
+// any reads a value as json decodes it into an empty interface: objects
+// are map[string]any, arrays []any, numbers float64.
+func (s *scanner) any() any {
+	switch c := s.peek(); {
+	case c == '{':
+		if !s.objectStart() {
+			return nil
+		}
+		m := make(map[string]any)
+		for n := 0; ; n++ {
+			name, ok := s.member(n)
+			if !ok {
+				return m
+			}
+			k := string(name)
+			if _, dup := m[k]; dup {
+				s.fail()
+				return nil
+			}
+			m[k] = s.any()
+			if s.bad {
+				return nil
+			}
+		}
+	case c == '[':
+		if !s.arrayStart() {
+			return nil
+		}
+		a := []any{}
+		for n := 0; s.elem(n); n++ {
+			a = append(a, s.any())
+			if s.bad {
+				return nil
+			}
+		}
+		return a
+	case c == '"':
+		if text, ok := s.quoted(); ok {
+			return intern(text)
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		text, _ := s.number()
+		f, err := strconv.ParseFloat(string(text), 64)
+		if err != nil {
+			s.fail()
+		}
+		return f
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		s.literal("false")
+		return false
+	case c == 'n':
+		s.literal("null")
+		return nil
+	}
+	s.fail()
+	return nil
+}
+
+// skip reads a value and drops it: json checks all of the input, so the
+// scanner does too, duplicate names included unless it is lenient.
+func (s *scanner) skip() bool {
+	switch c := s.peek(); {
+	case c == '{':
+		if !s.objectStart() {
+			return false
+		}
+		var seen names
+		for n := 0; ; n++ {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			if !s.lenient && !seen.add(name) {
+				return s.fail()
+			}
+			if !s.skip() {
+				return false
+			}
+		}
+	case c == '[':
+		if !s.arrayStart() {
+			return false
+		}
+		for n := 0; s.elem(n); n++ {
+			if !s.skip() {
+				return false
+			}
+		}
+		return !s.bad
+	case c == '"':
+		_, ok := s.quoted()
+		return ok
+	case c == '-' || (c >= '0' && c <= '9'):
+		_, _ = s.number()
+		return !s.bad
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	}
+	return s.fail()
+}
+
+// raw reads a value and returns its bytes.
+func (s *scanner) raw() []byte {
+	s.peek()
+	from := s.i
+	if !s.skip() {
+		return nil
+	}
+	return s.b[from:s.i]
+}
+
+// names are the member names of one object that the decoder has no field
+// for, kept to refuse a name given twice; objects with more of them than
+// fit are declined.
+type names struct {
+	n    int
+	seen [8][]byte
+}
+
+func (u *names) add(name []byte) bool {
+	for _, s := range u.seen[:u.n] {
+		if bytes.Equal(s, name) {
+			return false
+		}
+	}
+	if u.n == len(u.seen) {
+		return false
+	}
+	u.seen[u.n] = name
+	u.n++
+	return true
+}
+
+// readMembersFast is readMembers on the scanner: it reads the object obj,
+// putting the raw value of each member that field names a place for there
+// (aliasing obj) and checking the rest, with duplicate names allowed inside
+// the values as json allows them there. It reports false, having filled in
+// some places perhaps, for what it leaves to readMembers: bad input, escapes,
+// and with once a member given twice.
+func readMembersFast(obj []byte, once bool, field func(name []byte) *jsontext.Value) bool {
+	s := scanner{b: obj, lenient: true}
+	if !s.objectStart() {
+		return false
+	}
+	for n := 0; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			break
+		}
+		dst := field(name)
+		if dst == nil {
+			if !s.skip() {
+				return false
+			}
+			continue
+		}
+		if once && *dst != nil {
+			return false
+		}
+		if *dst = s.raw(); s.bad {
+			return false
+		}
+	}
+	return s.end()
+}
+
+// plainString returns the text of the raw string value v when it has no
+// escapes: v comes from the scanner or json, so it is valid JSON and then
+// its bytes are the string.
+func plainString(v jsontext.Value) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
+		return "", false
+	}
+	return string(v[1 : len(v)-1]), true
+}
