@@ -197,20 +197,37 @@ func (s *scanner) string() string {
 }
 
 // intern returns the text as a string, without allocating for the words
-// that most messages carry.
+// that most messages carry: the protocol version, message types, method
+// names, parities, statuses and roles.
 func intern(text []byte) string {
-	switch string(text) {
-	case Version:
-		return Version
-	case GameEvenOdd:
-		return GameEvenOdd
-	case StatusAccepted:
-		return StatusAccepted
-	case Even, Odd, ResultWin, ResultDraw, ResultLoss, ResultTechnicalLoss:
-		return Known(string(text))
+	if len(text) <= maxInterned {
+		if s, ok := interned[string(text)]; ok {
+			return s
+		}
 	}
 	return string(text)
 }
+
+// maxInterned is the length of the longest interned word.
+const maxInterned = 32
+
+// interned is the read-only table of intern.
+var interned = func() map[string]string {
+	m := map[string]string{}
+	for _, w := range []string{Version, GameEvenOdd, Even, Odd, StatusAccepted, StatusRejected, StatusDuplicate,
+		ResultWin, ResultDraw, ResultLoss, ResultTechnicalLoss, PlayerA, PlayerB, JSONRPCVersion} {
+		m[w] = w
+	}
+	for method, t := range methodTypes {
+		m[method], m[string(t)] = method, string(t)
+	}
+	for w := range m {
+		if len(w) > maxInterned {
+			delete(m, w)
+		}
+	}
+	return m
+}()
 
 // number reads a number's text and reports whether it is an integer (no
 // fraction, no exponent).
@@ -505,12 +522,12 @@ func (u *names) add(name []byte) bool {
 }
 
 // readMembersFast is readMembers on the scanner: it reads the object obj,
-// putting the raw value of each member that field names a place for there
-// (aliasing obj) and checking the rest, with duplicate names allowed inside
-// the values as json allows them there. It reports false, having filled in
-// some places perhaps, for what it leaves to readMembers: bad input, escapes,
-// and with once a member given twice.
-func readMembersFast(obj []byte, once bool, field func(name []byte) *jsontext.Value) bool {
+// putting the raw value of each member that index numbers in that element
+// of values (aliasing obj) and checking the rest, with duplicate names
+// allowed inside the values as json allows them there. It reports false,
+// having filled in some values perhaps, for what it leaves to readMembers:
+// bad input, escapes, and with once a member given twice.
+func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value) bool {
 	s := scanner{b: obj, lenient: true}
 	if !s.objectStart() {
 		return false
@@ -520,17 +537,17 @@ func readMembersFast(obj []byte, once bool, field func(name []byte) *jsontext.Va
 		if !ok {
 			break
 		}
-		dst := field(name)
-		if dst == nil {
+		i := index(name)
+		if i < 0 {
 			if !s.skip() {
 				return false
 			}
 			continue
 		}
-		if once && *dst != nil {
+		if once && values[i] != nil {
 			return false
 		}
-		if *dst = s.raw(); s.bad {
+		if values[i] = s.raw(); s.bad {
 			return false
 		}
 	}
@@ -544,5 +561,5 @@ func plainString(v jsontext.Value) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
 		return "", false
 	}
-	return string(v[1 : len(v)-1]), true
+	return intern(v[1 : len(v)-1]), true
 }

@@ -14,8 +14,10 @@ import (
 // with the same raw members.
 func sameMembers(t *testing.T, obj []byte) {
 	t.Helper()
-	var fr, sr wireRequest
-	if readMembersFast(obj, true, fr.member) {
+	var fm [4]jsontext.Value
+	var sr wireRequest
+	if readMembersFast(obj, true, requestMember, fm[:]) {
+		fr := wireRequest{JSONRPC: fm[0], Method: fm[1], Params: fm[2], ID: fm[3]}
 		if err := json.Unmarshal(obj, &sr, jsontext.AllowDuplicateNames(true)); err != nil {
 			t.Fatalf("request: the fast reader took what json refuses (%v):\n%s", err, obj)
 		}
@@ -31,8 +33,10 @@ func sameMembers(t *testing.T, obj []byte) {
 			}
 		}
 	}
-	var fw, sw wireResponse
-	if readMembersFast(obj, false, fw.member) {
+	var wm [3]jsontext.Value
+	var sw wireResponse
+	if readMembersFast(obj, false, responseMember, wm[:]) {
+		fw := wireResponse{Result: wm[0], Error: wm[1], ID: wm[2]}
 		if err := json.Unmarshal(obj, &sw, jsontext.AllowDuplicateNames(true)); err != nil {
 			t.Fatalf("response: the fast reader took what json refuses (%v):\n%s", err, obj)
 		}
@@ -55,8 +59,8 @@ func TestReadMembersFastTakesCaptures(t *testing.T) {
 		}
 		for line := range bytes.SplitSeq(bytes.TrimSpace(b), []byte("\n")) {
 			sameMembers(t, line)
-			var w wireResponse
-			if readMembersFast(line, false, w.member) {
+			var m [3]jsontext.Value
+			if readMembersFast(line, false, responseMember, m[:]) {
 				taken++
 			}
 		}

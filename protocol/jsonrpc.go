@@ -160,17 +160,33 @@ func (w *wireRequest) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 
 // member is where the request member called name goes, or nil.
 func (w *wireRequest) member(name []byte) *jsontext.Value {
-	switch string(name) {
-	case "jsonrpc":
+	switch requestMember(name) {
+	case 0:
 		return &w.JSONRPC
-	case "method":
+	case 1:
 		return &w.Method
-	case "params":
+	case 2:
 		return &w.Params
-	case "id":
+	case 3:
 		return &w.ID
 	}
 	return nil
+}
+
+// requestMember numbers the members of a request: jsonrpc, method, params
+// and id; -1 for any other name.
+func requestMember(name []byte) int {
+	switch string(name) {
+	case "jsonrpc":
+		return 0
+	case "method":
+		return 1
+	case "params":
+		return 2
+	case "id":
+		return 3
+	}
+	return -1
 }
 
 // readMembers reads an object, putting the value of each member that
@@ -273,12 +289,14 @@ func DecodeRequest(body []byte) (in Incoming, ok bool) {
 }
 
 func decodeOne(obj []byte) Incoming {
+	var m [4]jsontext.Value
+	if readMembersFast(obj, true, requestMember, m[:]) {
+		w := wireRequest{JSONRPC: m[0], Method: m[1], Params: m[2], ID: m[3]}
+		return w.incoming()
+	}
 	var w wireRequest
-	if !readMembersFast(obj, true, w.member) {
-		w = wireRequest{}
-		if err := json.Unmarshal(obj, &w, jsontext.AllowDuplicateNames(true)); err != nil {
-			return decodeOneFailed(err)
-		}
+	if err := json.Unmarshal(obj, &w, jsontext.AllowDuplicateNames(true)); err != nil {
+		return decodeOneFailed(err)
 	}
 	return w.incoming()
 }
@@ -305,8 +323,7 @@ func (w *wireRequest) incoming() Incoming {
 		return failed(NewRPCError(CodeInvalidRequest, "Invalid Request: id must be a string, a number or null"))
 	}
 	if !bytes.Equal(w.JSONRPC, rawVersion) {
-		var v string
-		if w.JSONRPC.Kind() != '"' || json.Unmarshal(w.JSONRPC, &v) != nil || v != JSONRPCVersion {
+		if v, ok := unquote(w.JSONRPC); !ok || v != JSONRPCVersion {
 			in.Err = NewRPCError(CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`)
 			in.ID = orNull(in.ID)
 			return in
@@ -314,7 +331,9 @@ func (w *wireRequest) incoming() Incoming {
 	}
 	if m, ok := plainString(w.Method); ok {
 		in.Method = m
-	} else if w.Method.Kind() != '"' || json.Unmarshal(w.Method, &in.Method) != nil {
+	} else if m, ok := unquote(w.Method); ok {
+		in.Method = m
+	} else {
 		in.Err = NewRPCError(CodeInvalidRequest, "Invalid Request: method must be a string")
 		in.ID = orNull(in.ID)
 		return in
@@ -327,6 +346,15 @@ func (w *wireRequest) incoming() Incoming {
 		in.ID = orNull(in.ID)
 	}
 	return in
+}
+
+// unquote decodes the raw JSON string v; false if v is not a string.
+func unquote(v jsontext.Value) (string, bool) {
+	var s string
+	if v.Kind() != '"' || json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // trimJSONSpace trims the four whitespace characters of RFC 8259 and no
@@ -485,15 +513,29 @@ func (w *wireResponse) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 
 // member is where the response member called name goes, or nil.
 func (w *wireResponse) member(name []byte) *jsontext.Value {
-	switch string(name) {
-	case "result":
+	switch responseMember(name) {
+	case 0:
 		return &w.Result
-	case "error":
+	case 1:
 		return &w.Error
-	case "id":
+	case 2:
 		return &w.ID
 	}
 	return nil
+}
+
+// responseMember numbers the members of a response: result, error and id;
+// -1 for any other name.
+func responseMember(name []byte) int {
+	switch string(name) {
+	case "result":
+		return 0
+	case "error":
+		return 1
+	case "id":
+		return 2
+	}
+	return -1
 }
 
 // mcpResult is an MCP tools/call result: the reply as JSON text in
@@ -516,13 +558,15 @@ func DecodeResponse(body []byte) (Response, error) {
 	if len(body) == 0 || body[0] != '{' {
 		return Response{}, errors.New("response is not a JSON-RPC object")
 	}
-	var w wireResponse
-	if !readMembersFast(body, false, w.member) {
-		w = wireResponse{}
+	var m [3]jsontext.Value
+	if !readMembersFast(body, false, responseMember, m[:]) {
+		var w wireResponse // only here: the fast path keeps m on the stack
 		if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
 			return Response{}, fmt.Errorf("response is not valid JSON: %s", describeSyntax(err))
 		}
+		m = [3]jsontext.Value{w.Result, w.Error, w.ID}
 	}
+	w := wireResponse{Result: m[0], Error: m[1], ID: m[2]}
 	r := Response{ID: w.ID}
 	switch w.Error.Kind() {
 	case 0, 'n':
