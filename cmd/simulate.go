@@ -261,11 +261,12 @@ func startCPUProfile(path string) (stop func(), err error) {
 // simulateGCPercent and simulateMemoryLimit are simulate's garbage collector
 // settings when GOGC and GOMEMLIMIT leave them to it: a league makes
 // short-lived garbage at a great rate over a small live heap, so the
-// collector runs half as often as by default, and a soft limit holds a
-// large league (1000 players) under 1 GiB by making it run harder as the
-// heap nears it.
+// collector runs a quarter as often as by default (GOGC=400: 11% less CPU
+// than 200 for 200 players, at 140 instead of 90 MB), and a soft limit
+// holds a large league (1000 players) under 1 GiB by making it run harder
+// as the heap nears it.
 const (
-	simulateGCPercent   = 200
+	simulateGCPercent   = 400
 	simulateMemoryLimit = 900 << 20
 )
 
