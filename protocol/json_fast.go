@@ -1,7 +1,9 @@
 package protocol
 
 import (
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -82,6 +84,55 @@ func appendStringMap(b []byte, m map[string]string) ([]byte, bool) {
 		b = append(b, ':')
 		if b, ok = appendString(b, m[k]); !ok {
 			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendAnyMap appends m as json encodes it with sorted keys. Values that
+// are strings, booleans, nil, ints or whole float64s (a score: 3, not 3.0)
+// are written here; a map holding anything else goes to json whole.
+func appendAnyMap(b []byte, m map[string]any) ([]byte, bool) {
+	if m == nil {
+		return append(b, "{}"...), true
+	}
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		switch v := v.(type) {
+		case nil, string, bool, int:
+		case float64:
+			if v != math.Trunc(v) || math.Abs(v) >= 1e21 {
+				return appendAny(b, m)
+			}
+		default:
+			return appendAny(b, m)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	var ok bool
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, ok = appendString(b, k); !ok {
+			return b, false
+		}
+		b = append(b, ':')
+		switch v := m[k].(type) {
+		case nil:
+			b = append(b, "null"...)
+		case string:
+			if b, ok = appendString(b, v); !ok {
+				return b, false
+			}
+		case bool:
+			b = strconv.AppendBool(b, v)
+		case int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case float64:
+			b = strconv.AppendFloat(b, v, 'f', -1, 64) // -0 stays -0, as json writes it
 		}
 	}
 	return append(b, '}'), true

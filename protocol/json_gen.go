@@ -819,7 +819,7 @@ func (v *GameError) appendMembers(b []byte, start int) ([]byte, bool) {
 	}
 	if v.Context != nil {
 		b = member(b, start, "\"context\":")
-		if b, ok = appendAny(b, v.Context); !ok {
+		if b, ok = appendAnyMap(b, v.Context); !ok {
 			return b, false
 		}
 	}
@@ -1335,7 +1335,7 @@ func (v *GameOver) appendMembers(b []byte, start int) ([]byte, bool) {
 	}
 	if v.Score != nil {
 		b = member(b, start, "\"score\":")
-		if b, ok = appendAny(b, v.Score); !ok {
+		if b, ok = appendAnyMap(b, v.Score); !ok {
 			return b, false
 		}
 	}
@@ -1899,7 +1899,7 @@ func (v *LeagueError) appendMembers(b []byte, start int) ([]byte, bool) {
 	}
 	if v.Context != nil {
 		b = member(b, start, "\"context\":")
-		if b, ok = appendAny(b, v.Context); !ok {
+		if b, ok = appendAnyMap(b, v.Context); !ok {
 			return b, false
 		}
 	}
@@ -2768,7 +2768,7 @@ func (v *MatchResult) appendMembers(b []byte, start int) ([]byte, bool) {
 		}
 	}
 	b = member(b, start, "\"score\":")
-	if b, ok = appendAny(b, v.Score); !ok {
+	if b, ok = appendAnyMap(b, v.Score); !ok {
 		return b, false
 	}
 	if v.MatchStatus != "" {

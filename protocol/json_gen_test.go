@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -147,4 +148,16 @@ func FuzzAppendJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAppendJSONScores: a result's score map, written without json for
+// whole numbers, strings, booleans and nulls, is what json writes, at the
+// edges of number formatting too.
+func TestAppendJSONScores(t *testing.T) {
+	values := []any{0.0, math.Copysign(0, -1), 1.0, -1.0, 3.0, 1e20, 1e21, -1e21, 1 << 53, 0.5, 1e-7,
+		math.MaxInt64, math.MinInt64, 0, -3, "", "é\"<", "bad\xff", true, false, nil, []any{1.0}, map[string]any{}}
+	for _, v := range values {
+		sameAsMarshal(t, &protocol.MatchResult{Score: map[string]any{"P01": v, "P02": 3.0, "\u2028": nil}})
+	}
+	sameAsMarshal(t, &protocol.MatchResult{Score: map[string]any{}})
 }

@@ -169,6 +169,11 @@ func zeroTest(x string, t reflect.Type) string {
 
 // value writes the encoding of x, of type t.
 func (g *gen) value(b *strings.Builder, x string, t reflect.Type) {
+	if t.Kind() == reflect.Map && t.Key().Kind() == reflect.String && t.Key().PkgPath() == "" &&
+		t.Elem().Kind() == reflect.Interface && t.Elem().NumMethod() == 0 {
+		fmt.Fprintf(b, "\tif b, ok = appendAnyMap(b, %s); !ok {\n\t\treturn b, false\n\t}\n", x)
+		return
+	}
 	if custom(t) || t.Kind() == reflect.Interface || (t.Kind() == reflect.Map && t.Elem().Kind() != reflect.String) {
 		fmt.Fprintf(b, "\tif b, ok = appendAny(b, %s); !ok {\n\t\treturn b, false\n\t}\n", x)
 		return
