@@ -40,7 +40,13 @@ func guarded(method string) bool {
 // nothing.
 func (c *Client) roundTrip(ctx context.Context, to *peer, method string, body []byte) ([]byte, error) {
 	do := func() ([]byte, error) {
-		raw, err := c.rt.RoundTrip(ctx, to.endpoint, body)
+		var raw []byte
+		var err error
+		if c.taker != nil {
+			raw, err = c.taker.RoundTripTaking(ctx, to.endpoint, body)
+		} else {
+			raw, err = c.rt.RoundTrip(ctx, to.endpoint, body)
+		}
 		if err != nil {
 			return nil, classify(ctx, to.endpoint, err)
 		}

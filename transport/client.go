@@ -28,7 +28,9 @@ const DefaultCallTimeout = 10 * time.Second
 // so it is never retried: a dead peer costs one timeout per call); and a
 // circuit breaker per endpoint for the calls to agents in play.
 type Client struct {
-	rt             RoundTripper
+	rt RoundTripper
+	// taker is rt when it can take request bodies without copying them.
+	taker          BodyTaker
 	defaultTimeout time.Duration
 	retry          Retry
 	breaker        Breaker
@@ -158,6 +160,7 @@ func NewClient(rt RoundTripper, defaultTimeout time.Duration, opts ...ClientOpti
 	for _, o := range opts {
 		o(c)
 	}
+	c.taker, _ = rt.(BodyTaker)
 	return c
 }
 
