@@ -19,7 +19,8 @@ import (
 // otherwise pay for (a timer reset, and a timer armed and disarmed for
 // every wait). The goroutine idle longest is the last one picked, so that
 // the ones not needed stay idle and end; one reaper, running while any
-// goroutine is idle, ends those idle for Idle.
+// goroutine is idle, ends those idle for Idle. Idle time is counted in the
+// reaper's ticks, not read from the clock at every hand-over.
 type Workers[T any] struct {
 	// Work is what a goroutine does with an item.
 	Work func(T)
@@ -30,15 +31,20 @@ type Workers[T any] struct {
 	mu sync.Mutex
 	// idle are the goroutines waiting for work, idle longest first.
 	idle    []*worker[T]
-	reaping bool // a reaper is running
+	reaping bool   // a reaper is running
+	ticks   uint64 // the reaper's ticks so far, one every Idle/2
 	started atomic.Int64
 }
 
 // worker is one kept goroutine.
 type worker[T any] struct {
-	items chan T    // buffered: handing an idle worker its item never blocks
-	since time.Time // when it went idle
+	items chan T // buffered: handing an idle worker its item never blocks
+	since uint64 // the tick in which it went idle
 }
+
+// idleTicks is how many ticks a goroutine idle since an earlier tick has
+// waited at least Idle: it went idle at most a tick after that one began.
+const idleTicks = 3
 
 // Go hands item to an idle goroutine, or to a new one.
 func (w *Workers[T]) Go(item T) {
@@ -65,7 +71,7 @@ func (w *Workers[T]) work(k *worker[T], item T) {
 		var zero T
 		item = zero // not kept alive while idle
 		w.mu.Lock()
-		k.since = time.Now()
+		k.since = w.ticks
 		w.idle = append(w.idle, k)
 		if !w.reaping {
 			w.reaping = true
@@ -79,7 +85,8 @@ func (w *Workers[T]) work(k *worker[T], item T) {
 	}
 }
 
-// reap ends the goroutines idle for Idle, every Idle/2, until none is idle.
+// reap ends the goroutines idle for Idle (up to half as long again), every
+// Idle/2, until none is idle.
 func (w *Workers[T]) reap() {
 	idle := w.Idle
 	if idle <= 0 {
@@ -89,9 +96,9 @@ func (w *Workers[T]) reap() {
 	defer t.Stop()
 	for range t.C {
 		w.mu.Lock()
-		now := time.Now()
+		w.ticks++
 		n := 0
-		for n < len(w.idle) && now.Sub(w.idle[n].since) >= idle {
+		for n < len(w.idle) && w.ticks-w.idle[n].since >= idleTicks {
 			close(w.idle[n].items)
 			n++
 		}
