@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/sony/gobreaker/v2"
 
 	"github.com/leaguectl/leaguectl/protocol"
 )
@@ -69,7 +68,7 @@ type peer struct {
 	// dialect is the way of calling the endpoint that answered last.
 	dialect atomic.Int32
 	// breaker guards calls to agents in play; nil when breakers are off.
-	breaker *gobreaker.CircuitBreaker[[]byte]
+	breaker *breaker
 }
 
 // peer returns the state of endpoint, made on first use.
