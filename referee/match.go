@@ -392,7 +392,15 @@ func (r *Referee) report(ctx context.Context, m *match) {
 		var ack protocol.MatchResultReportAck
 		return r.caller.Call(ctx, r.managerEndpoint(), protocol.MethodReportMatchResult, rep, &ack)
 	}, nil)
-	if err != nil {
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// The referee is stopping: at the end of a league in one process,
+		// the manager may have counted the report and ended the league
+		// before its acknowledgement got back. Not an error of the league.
+		r.log.LogAttrs(ctx, slog.LevelInfo, "result report given up: the referee is stopping", slog.String("match_id", m.id),
+			slog.String("error", err.Error()))
+	default:
 		r.log.LogAttrs(ctx, slog.LevelError, "result not reported", slog.String("match_id", m.id), slog.String("error", err.Error()))
 	}
 	r.finish(m)
