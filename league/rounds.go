@@ -382,8 +382,12 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	m.notify(done, total)
 	// Only now may the round, and the league, end: OnResult has been told.
 	m.closeDone(mt)
-	m.log.LogAttrs(ctx, slog.LevelDebug, "result counted", slog.String("match_id", o.MatchID),
-		slog.String("result", o.String()), slog.String("conversation_id", rep.ConversationID))
+	if m.log.Enabled(ctx, slog.LevelDebug) {
+		// Formatting the result costs a dozen allocations: only for a log
+		// that is written.
+		m.log.LogAttrs(ctx, slog.LevelDebug, "result counted", slog.String("match_id", o.MatchID),
+			slog.String("result", o.String()), slog.String("conversation_id", rep.ConversationID))
+	}
 	return m.reportAck(rep, ref, status, msg), nil
 }
 

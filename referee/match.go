@@ -83,7 +83,6 @@ func (r *Referee) setState(m *match, s string) {
 
 // play runs one match from invitations to an acknowledged report.
 func (r *Referee) play(ctx context.Context, m *match) {
-	log := r.log.With(slog.String("match_id", m.id), slog.String("conversation_id", m.conversation))
 	r.setState(m, stateInviting)
 	r.bothWithin(ctx, r.opts.JoinTimeout, func(ctx context.Context) { r.invite(ctx, m, &m.a, &m.b) },
 		func(ctx context.Context) { r.invite(ctx, m, &m.b, &m.a) })
@@ -103,7 +102,8 @@ func (r *Referee) play(ctx context.Context, m *match) {
 	result := r.decide(m)
 	for _, s := range []*side{&m.a, &m.b} {
 		if s.fail != nil {
-			log.LogAttrs(ctx, slog.LevelWarn, "technical loss", slog.String("player_id", s.id),
+			r.log.LogAttrs(ctx, slog.LevelWarn, "technical loss", slog.String("match_id", m.id),
+				slog.String("conversation_id", m.conversation), slog.String("player_id", s.id),
 				slog.String("error_code", string(s.fail.code)), slog.String("reason", s.fail.reason))
 		}
 	}
@@ -114,7 +114,12 @@ func (r *Referee) play(ctx context.Context, m *match) {
 	m.result, m.state = result, stateReporting
 	r.active--
 	r.mu.Unlock()
-	r.both(func() { r.notifyEnd(ctx, m, &m.a, &m.b, result) }, func() { r.notifyEnd(ctx, m, &m.b, &m.a, result) })
+	// Both players are told at once. A player that did not fail gets one
+	// GAME_OVER within a call timeout from now: one deadline, and one
+	// timer, serves both of a match played out.
+	told, cancel := context.WithTimeout(ctx, r.callTimeout())
+	r.both(func() { r.notifyEnd(ctx, told, m, &m.a, &m.b, result) }, func() { r.notifyEnd(ctx, told, m, &m.b, &m.a, result) })
+	cancel()
 	r.report(ctx, m)
 }
 
@@ -305,15 +310,20 @@ func (r *Referee) decide(m *match) *protocol.MatchResult {
 
 // notifyEnd sends GAME_ERROR to a player that failed, then GAME_OVER.
 // Neither changes the result; a player that cannot be told is logged. A
-// player that did not answer at all gets a short deadline, so that telling
-// it does not cost a second full timeout.
-func (r *Referee) notifyEnd(ctx context.Context, m *match, s, opp *side, res *protocol.MatchResult) {
-	patience := r.callTimeout()
-	if s.fail != nil && (s.fail.code == protocol.ErrPlayerNotAvailable || s.fail.code == protocol.ErrTimeout) {
-		patience = min(patience, time.Second)
-	}
+// player that did not fail is sent GAME_OVER within told, whose deadline
+// is a call timeout. One that failed is sent each message within a call
+// timeout of its own (from ctx), and one that did not answer at all gets
+// a short deadline, so that telling it does not cost a second full
+// timeout.
+func (r *Referee) notifyEnd(ctx, told context.Context, m *match, s, opp *side, res *protocol.MatchResult) {
+	var patience time.Duration // 0: told's deadline
 	if s.fail != nil {
-		r.tell(ctx, patience, s.endpoint, protocol.MethodNotifyGameError, &protocol.GameError{
+		patience = r.callTimeout()
+		if s.fail.code == protocol.ErrPlayerNotAvailable || s.fail.code == protocol.ErrTimeout {
+			patience = min(patience, time.Second)
+		}
+		told = ctx
+		r.tell(told, patience, s.endpoint, protocol.MethodNotifyGameError, &protocol.GameError{
 			Envelope:         r.envelope(protocol.TypeGameError, m.conversation),
 			MatchID:          m.id,
 			ErrorCode:        s.fail.code,
@@ -332,7 +342,7 @@ func (r *Referee) notifyEnd(ctx context.Context, m *match, s, opp *side, res *pr
 	case res.Winner == nil:
 		status = protocol.ResultDraw
 	}
-	r.tell(ctx, patience, s.endpoint, protocol.MethodNotifyMatchResult, &protocol.GameOver{
+	r.tell(told, patience, s.endpoint, protocol.MethodNotifyMatchResult, &protocol.GameOver{
 		Envelope: r.envelope(protocol.TypeGameOver, m.conversation),
 		RoundID:  m.round,
 		MatchID:  m.id,
@@ -348,10 +358,14 @@ func (r *Referee) notifyEnd(ctx context.Context, m *match, s, opp *side, res *pr
 	})
 }
 
-// tell sends a message whose reply is only an acknowledgement.
+// tell sends a message whose reply is only an acknowledgement, within
+// patience from now (0: within ctx's deadline).
 func (r *Referee) tell(ctx context.Context, patience time.Duration, endpoint, method string, msg any) {
-	ctx, cancel := context.WithTimeout(ctx, patience)
-	defer cancel()
+	if patience > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, patience)
+		defer cancel()
+	}
 	if err := r.caller.Call(ctx, endpoint, method, msg, nil); err != nil {
 		r.log.LogAttrs(ctx, slog.LevelInfo, "player not told", slog.String("method", method), slog.String("error", err.Error()))
 	}
@@ -378,7 +392,15 @@ func (r *Referee) report(ctx context.Context, m *match) {
 		var ack protocol.MatchResultReportAck
 		return r.caller.Call(ctx, r.managerEndpoint(), protocol.MethodReportMatchResult, rep, &ack)
 	}, nil)
-	if err != nil {
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// The referee is stopping: at the end of a league in one process,
+		// the manager may have counted the report and ended the league
+		// before its acknowledgement got back. Not an error of the league.
+		r.log.LogAttrs(ctx, slog.LevelInfo, "result report given up: the referee is stopping", slog.String("match_id", m.id),
+			slog.String("error", err.Error()))
+	default:
 		r.log.LogAttrs(ctx, slog.LevelError, "result not reported", slog.String("match_id", m.id), slog.String("error", err.Error()))
 	}
 	r.finish(m)

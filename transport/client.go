@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/sony/gobreaker/v2"
 
 	"github.com/leaguectl/leaguectl/protocol"
 )
@@ -28,7 +27,9 @@ const DefaultCallTimeout = 10 * time.Second
 // so it is never retried: a dead peer costs one timeout per call); and a
 // circuit breaker per endpoint for the calls to agents in play.
 type Client struct {
-	rt             RoundTripper
+	rt RoundTripper
+	// taker is rt when it can take request bodies without copying them.
+	taker          BodyTaker
 	defaultTimeout time.Duration
 	retry          Retry
 	breaker        Breaker
@@ -38,7 +39,14 @@ type Client struct {
 	peers          map[string]*peer // by endpoint
 	messages       atomic.Uint64
 	bytes          atomic.Uint64
+	// scratch holds the encoded params of calls in progress: they are
+	// copied into each request's body, so their buffer is used again.
+	scratch sync.Pool // *[]byte
 }
+
+// maxScratch is the largest params buffer kept for another call: a rare
+// large message (the final standings of a big league) is not held on to.
+const maxScratch = 16 << 10
 
 // noRetryKey marks a context whose calls get one attempt.
 type noRetryKey struct{}
@@ -60,7 +68,7 @@ type peer struct {
 	// dialect is the way of calling the endpoint that answered last.
 	dialect atomic.Int32
 	// breaker guards calls to agents in play; nil when breakers are off.
-	breaker *gobreaker.CircuitBreaker[[]byte]
+	breaker *breaker
 }
 
 // peer returns the state of endpoint, made on first use.
@@ -151,6 +159,7 @@ func NewClient(rt RoundTripper, defaultTimeout time.Duration, opts ...ClientOpti
 	for _, o := range opts {
 		o(c)
 	}
+	c.taker, _ = rt.(BodyTaker)
 	return c
 }
 
@@ -176,8 +185,12 @@ func (c *Client) Call(ctx context.Context, endpoint, method string, params, repl
 		c.bytes.Add(uint64(a.Len()))
 	} else {
 		var err error
-		if p, err = EncodeParams(params); err != nil {
+		var buf *[]byte
+		if p, buf, err = c.encodeParams(params); err != nil {
 			return err
+		}
+		if buf != nil {
+			defer c.release(buf, p)
 		}
 		c.bytes.Add(uint64(len(p)))
 	}
@@ -259,7 +272,10 @@ func (c *Client) callAs(ctx context.Context, to *peer, method string, d dialect,
 	}
 	var idBuf [20]byte
 	id := strconv.AppendUint(idBuf[:0], c.ids.Add(1), 10)
-	body := protocol.AppendRequest(make([]byte, 0, len(p)+len(wire)+48), id, wire, p)
+	// {"jsonrpc":"2.0","method":…,"params":…,"id":…} is 45 bytes around
+	// the method, params and id: room for all of them at once, so that the
+	// body is allocated once, not grown.
+	body := protocol.AppendRequest(make([]byte, 0, len(p)+len(wire)+len(id)+64), id, wire, p)
 	raw, err := c.roundTrip(ctx, to, method, body)
 	if err != nil {
 		return withMethod(err, method)
@@ -282,6 +298,31 @@ func (c *Client) callAs(ctx context.Context, to *peer, method string, d dialect,
 		return &Error{Kind: KindBadResponse, Endpoint: endpoint, Method: method, Err: err}
 	}
 	return nil
+}
+
+// encodeParams encodes params as EncodeParams does; what it has to encode
+// goes into a buffer of c.scratch, returned to be given back with release
+// once the call is over (nil when params were already encoded).
+func (c *Client) encodeParams(params any) (jsontext.Value, *[]byte, error) {
+	switch params.(type) {
+	case nil, jsontext.Value, *protocol.Addressed:
+		p, err := EncodeParams(params)
+		return p, nil, err
+	}
+	buf, _ := c.scratch.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	p, err := appendParams((*buf)[:0], params)
+	return p, buf, err
+}
+
+// release gives back the scratch buffer that now holds p.
+func (c *Client) release(buf *[]byte, p jsontext.Value) {
+	if cap(p) <= maxScratch {
+		*buf = p[:0]
+		c.scratch.Put(buf)
+	}
 }
 
 // Notify sends method as a JSON-RPC notification: no id, no reply.
@@ -312,6 +353,12 @@ func (c *Client) deadline(ctx context.Context) (context.Context, context.CancelF
 // params, a broadcast is its recipient's bytes, anything else is encoded
 // with sorted map keys.
 func EncodeParams(params any) (jsontext.Value, error) {
+	return appendParams(nil, params)
+}
+
+// appendParams is EncodeParams appending to dst; params that are already
+// encoded are returned as they are, not appended.
+func appendParams(dst []byte, params any) (jsontext.Value, error) {
 	switch p := params.(type) {
 	case nil:
 		return nil, nil
@@ -320,7 +367,10 @@ func EncodeParams(params any) (jsontext.Value, error) {
 	case *protocol.Addressed:
 		return p.Encoded(), nil
 	}
-	b, err := protocol.Marshal(params)
+	if cap(dst) == 0 {
+		dst = make([]byte, 0, 512)
+	}
+	b, err := protocol.AppendJSON(dst, params)
 	if err != nil {
 		return nil, errors.New("transport: cannot encode params: " + err.Error())
 	}

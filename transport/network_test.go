@@ -367,6 +367,30 @@ func TestConcurrentCalls(t *testing.T) {
 	})
 }
 
+// TestEncodedParamsUntouched: the Client encodes params into buffers it
+// uses again from call to call; params given already encoded are the
+// caller's, never one of them.
+func TestEncodedParamsUntouched(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
+		is := is.New(t)
+		ep := nw.Serve(t, "p1", newTestMux())
+		c := transport.NewClient(nw, 5*time.Second)
+		encoded := jsontext.Value(`{"protocol":"league.v2","sender":"referee:REF01","conversation_id":"R1M0","match_id":"R1M0","player_id":"P01"}`)
+		want := string(encoded)
+		for i := range 20 {
+			var resp protocol.ChooseParityResponse
+			is.NoErr(c.Call(context.Background(), ep, "choose_parity", encoded, &resp))
+			is.Equal(resp.MatchID, "R1M0")
+			match := fmt.Sprintf("R1M%d", i+1)
+			is.NoErr(c.Call(context.Background(), ep, "choose_parity", &protocol.ChooseParityCall{
+				Envelope: protocol.Envelope{Protocol: protocol.Version, Sender: "referee:REF01", ConversationID: match},
+				MatchID:  match, PlayerID: "P01"}, &resp))
+			is.Equal(resp.MatchID, match)
+			is.Equal(string(encoded), want) // not written over
+		}
+	})
+}
+
 // TestShutdownFinishesInFlight: a graceful shutdown waits for the call in
 // flight, which gets its reply; a later call finds nobody.
 func TestShutdownFinishesInFlight(t *testing.T) {

@@ -62,6 +62,14 @@ type RoundTripper interface {
 	RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error)
 }
 
+// BodyTaker is a RoundTripper that can take a request's body for its own:
+// a caller that will not touch the body again (the Client makes a new one
+// for every attempt) hands it over, and the network need not copy it for
+// a server that may still read it after the caller gave up.
+type BodyTaker interface {
+	RoundTripTaking(ctx context.Context, endpoint string, body []byte) ([]byte, error)
+}
+
 // Caller calls other agents: params are encoded as the request's params and
 // the result is decoded into reply (nil to discard it).
 type Caller interface {
@@ -95,6 +103,20 @@ func (s Schemes) RoundTrip(ctx context.Context, endpoint string, body []byte) ([
 	rt := s[scheme]
 	if !ok || rt == nil {
 		return nil, &Error{Kind: KindBadEndpoint, Endpoint: endpoint, Err: errUnsupportedScheme}
+	}
+	return rt.RoundTrip(ctx, endpoint, body)
+}
+
+// RoundTripTaking implements BodyTaker: the network of endpoint's scheme
+// takes body if it can, and copies it otherwise.
+func (s Schemes) RoundTripTaking(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	scheme, _, ok := strings.Cut(endpoint, "://")
+	rt := s[scheme]
+	if !ok || rt == nil {
+		return nil, &Error{Kind: KindBadEndpoint, Endpoint: endpoint, Err: errUnsupportedScheme}
+	}
+	if bt, ok := rt.(BodyTaker); ok {
+		return bt.RoundTripTaking(ctx, endpoint, body)
 	}
 	return rt.RoundTrip(ctx, endpoint, body)
 }

@@ -72,9 +72,19 @@ func (b *Bus) Listen(name string, srv transport.MessageServer) (transport.Listen
 	return l, nil
 }
 
-// RoundTrip delivers body to the listener of endpoint and waits for its
-// reply, the caller's context, or the listener's closing.
+// RoundTrip delivers a copy of body to the listener of endpoint and waits
+// for its reply, the caller's context, or the listener's closing.
 func (b *Bus) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	return b.roundTrip(ctx, endpoint, body, false)
+}
+
+// RoundTripTaking implements transport.BodyTaker: it is RoundTrip
+// delivering body itself, which the caller does not touch again.
+func (b *Bus) RoundTripTaking(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	return b.roundTrip(ctx, endpoint, body, true)
+}
+
+func (b *Bus) roundTrip(ctx context.Context, endpoint string, body []byte, taken bool) ([]byte, error) {
 	name, ok := strings.CutPrefix(endpoint, Scheme+"://")
 	if !ok || name == "" || strings.ContainsAny(name, "/?#") {
 		return nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint,
@@ -89,10 +99,14 @@ func (b *Bus) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]by
 	if l == nil || !l.acquire() {
 		return nil, transport.ErrNoListener
 	}
-	// The server gets its own copy: the caller may reuse its buffer, even
-	// while a server it gave up on is still reading.
+	// The server gets its own copy, unless body was handed over: the
+	// caller may reuse its buffer, even while a server it gave up on is
+	// still reading.
+	if !taken {
+		body = append([]byte(nil), body...)
+	}
 	c := b.calls.Get().(*call)
-	c.ctx, c.l, c.body = ctx, l, append([]byte(nil), body...)
+	c.ctx, c.l, c.body = ctx, l, body
 	b.workers.Go(c)
 	select {
 	case r := <-c.reply:

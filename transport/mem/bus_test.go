@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -53,6 +54,30 @@ func TestRoundTripCopiesBytes(t *testing.T) {
 	is.NoErr(err)
 	buf[0] = 'J' // the caller reuses its buffer
 	is.Equal(string(<-seen), "hello")
+}
+
+// TestRoundTripTaking: a body handed over is served as it is, not copied;
+// a Client over the bus, or over Schemes that route to it, hands its
+// bodies over and its calls are answered.
+func TestRoundTripTaking(t *testing.T) {
+	is := is.New(t)
+	b := mem.NewBus()
+	seen := make(chan []byte, 1)
+	_, err := b.Listen("s", serverFunc(func(_ context.Context, body []byte, _ transport.Peer) []byte {
+		seen <- body
+		return []byte(`{"jsonrpc":"2.0","result":"pong","id":1}`)
+	}))
+	is.NoErr(err)
+	buf := []byte("hello")
+	_, err = b.RoundTripTaking(context.Background(), "mem://s", buf)
+	is.NoErr(err)
+	is.Equal(&(<-seen)[0], &buf[0]) // the same bytes
+	for _, rt := range []transport.RoundTripper{b, transport.Schemes{mem.Scheme: b}} {
+		var reply string
+		is.NoErr(transport.NewClient(rt, time.Second).Call(context.Background(), "mem://s", "ping", nil, &reply))
+		is.Equal(reply, "pong")
+		is.True(len(<-seen) > 0)
+	}
 }
 
 // TestCloseDuringCall: a crash (Close) fails the call in flight at once
