@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -87,4 +88,55 @@ func FuzzReadMembersFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, obj []byte) {
 		sameMembers(t, obj)
 	})
+}
+
+// TestPlainASCII: the eight-bytes-at-a-time test agrees with the plain
+// definition on every byte at every position of strings of every length
+// up to 24.
+func TestPlainASCII(t *testing.T) {
+	want := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 1; n <= 24; n++ {
+		for pos := range n {
+			for c := range 256 {
+				b := bytes.Repeat([]byte("a"), n)
+				b[pos] = byte(c)
+				if got := plainASCII(string(b)); got != want(string(b)) || plainASCII(b) != got {
+					t.Fatalf("plainASCII(%q) = %v", b, got)
+				}
+			}
+		}
+	}
+}
+
+// TestQuoted: the scanner's string reader, which looks at eight bytes at a
+// time, ends and declines strings exactly as the byte-by-byte definition
+// does, with every byte at every position of strings up to 24 long.
+func TestQuoted(t *testing.T) {
+	for n := 1; n <= 24; n++ {
+		for pos := range n {
+			for c := range 256 {
+				text := bytes.Repeat([]byte("a"), n)
+				text[pos] = byte(c)
+				in := append(append([]byte{'"'}, text...), '"')
+				end := bytes.IndexByte(text, '"')
+				if end < 0 {
+					end = n
+				}
+				body := text[:end]
+				ok := utf8.Valid(body) && !bytes.ContainsFunc(body, func(r rune) bool { return r < 0x20 || r == '\\' })
+				s := scanner{b: in}
+				got, gotOK := s.quoted()
+				if gotOK != ok || (ok && (!bytes.Equal(got, body) || s.i != end+2)) {
+					t.Fatalf("quoted(%q) = %q, %v; want %q, %v", in, got, gotOK, body, ok)
+				}
+			}
+		}
+	}
 }
