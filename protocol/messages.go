@@ -135,6 +135,14 @@ type MatchRef struct {
 	RefereeEndpoint string `json:"referee_endpoint"`
 }
 
+// valid reports whether the checks of RoundAnnouncement.check all pass
+// for r.
+func (r *MatchRef) valid() bool {
+	return validID(r.MatchID) && validID(r.PlayerAID) && validID(r.PlayerBID) &&
+		(r.GameType == "" || r.GameType == GameEvenOdd) &&
+		(r.RefereeEndpoint == "" || CheckEndpoint(r.RefereeEndpoint) == nil)
+}
+
 // RoundAnnouncement is ROUND_ANNOUNCEMENT.
 type RoundAnnouncement struct {
 	Envelope
@@ -151,6 +159,9 @@ func (m *RoundAnnouncement) check(v *validator) {
 		v.missing("matches")
 	}
 	for i, mr := range m.Matches {
+		if mr.valid() {
+			continue // no field paths to build for a match that is fine
+		}
 		p := "matches[" + strconv.Itoa(i) + "]"
 		v.requireID(p+".match_id", mr.MatchID)
 		v.requireID(p+".player_A_id", mr.PlayerAID)

@@ -376,6 +376,9 @@ func ParseTimestamp(s string) (time.Time, error) {
 // CheckEndpoint reports why s cannot be an agent's contact endpoint: it must
 // be an absolute http or https URL with a host, or a mem:// name.
 func CheckEndpoint(s string) error {
+	if plainEndpoint(s) {
+		return nil
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return fmt.Errorf("must be a URL such as http://host:port/mcp, got %q", clip(s))
@@ -389,6 +392,54 @@ func CheckEndpoint(s string) error {
 		return fmt.Errorf("must name a host, got %q", clip(s))
 	}
 	return nil
+}
+
+// plainEndpoint reports whether s is an endpoint of the plain form every
+// agent of a league uses, scheme://host[:port][/path] with an http, https
+// or mem scheme, a host of letters, digits, dots and hyphens, and a path of
+// those, slashes, underscores and tildes: url.Parse accepts all of these
+// with that scheme and host and no user, so CheckEndpoint needs no parse
+// for them (a START_MATCH carries three).
+func plainEndpoint(s string) bool {
+	var rest string
+	switch {
+	case strings.HasPrefix(s, "http://"):
+		rest = s[len("http://"):]
+	case strings.HasPrefix(s, "https://"):
+		rest = s[len("https://"):]
+	case strings.HasPrefix(s, "mem://"):
+		rest = s[len("mem://"):]
+	default:
+		return false
+	}
+	hostChar := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-'
+	}
+	i := 0
+	for i < len(rest) && hostChar(rest[i]) {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	if i < len(rest) && rest[i] == ':' {
+		i++
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+	}
+	if i == len(rest) {
+		return true
+	}
+	if rest[i] != '/' {
+		return false
+	}
+	for ; i < len(rest); i++ {
+		if c := rest[i]; !hostChar(c) && c != '/' && c != '_' && c != '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // Clip shortens hostile input, on a UTF-8 boundary, before it is quoted
