@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ func BenchmarkLeague(b *testing.B) {
 		players int
 	}{{"mem", 16}, {"mem", 64}, {"mem", 200}, {"http", 64}} {
 		b.Run(fmt.Sprintf("%s/%d", c.net, c.players), func(b *testing.B) {
+			defer tuneGC(os.Getenv)() // the collector as simulate runs it
 			cfg := config.Default()
 			strategies := strategiesOfB(b, "random")
 			var matches int

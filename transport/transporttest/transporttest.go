@@ -83,3 +83,12 @@ func (n *Net) InProcess(endpoint string) bool {
 
 // CloseIdle drops the client's kept-alive connections.
 func (n *Net) CloseIdle() { n.closeIdle() }
+
+// RoundTripTaking implements transport.BodyTaker as the network under test
+// does, so that tests see the bus take bodies as a process does.
+func (n *Net) RoundTripTaking(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	if bt, ok := n.Network.(transport.BodyTaker); ok {
+		return bt.RoundTripTaking(ctx, endpoint, body)
+	}
+	return n.RoundTrip(ctx, endpoint, body)
+}
