@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -198,35 +199,43 @@ func (s *scanner) string() string {
 
 // intern returns the text as a string, without allocating for the words
 // that most messages carry: the protocol version, message types, method
-// names, parities, statuses and roles.
+// names, parities, statuses and roles. The table is looked up by a hash of
+// the length and the first, middle and last bytes (which no two of today's
+// 52 words share): one comparison, no map.
 func intern(text []byte) string {
-	if len(text) <= maxInterned {
-		if s, ok := interned[string(text)]; ok {
-			return s
+	if len(text) > 0 {
+		if w := interned[internSlot(text)]; w == string(text) {
+			return w
 		}
 	}
 	return string(text)
 }
 
-// maxInterned is the length of the longest interned word.
-const maxInterned = 32
+// internSize is the number of slots of the intern table.
+const internSize = 256
 
-// interned is the read-only table of intern.
-var interned = func() map[string]string {
-	m := map[string]string{}
-	for _, w := range []string{Version, GameEvenOdd, Even, Odd, StatusAccepted, StatusRejected, StatusDuplicate,
-		ResultWin, ResultDraw, ResultLoss, ResultTechnicalLoss, PlayerA, PlayerB, JSONRPCVersion} {
-		m[w] = w
+func internSlot[T string | []byte](w T) int {
+	return int((uint(len(w)) + uint(w[0])*31 + uint(w[len(w)-1])*3 + uint(w[len(w)/2])) % internSize)
+}
+
+// interned is the read-only table of intern. Of two words with the same
+// slot the first keeps it; the other is allocated as any string is.
+var interned = func() (t [internSize]string) {
+	words := []string{Version, GameEvenOdd, Even, Odd, StatusAccepted, StatusRejected, StatusDuplicate,
+		ResultWin, ResultDraw, ResultLoss, ResultTechnicalLoss, PlayerA, PlayerB, JSONRPCVersion}
+	for _, mt := range typeOrder {
+		words = append(words, string(mt))
 	}
-	for method, t := range methodTypes {
-		m[method], m[string(t)] = method, string(t)
+	for method := range methodTypes {
+		words = append(words, method)
 	}
-	for w := range m {
-		if len(w) > maxInterned {
-			delete(m, w)
+	slices.Sort(words[14:]) // map order must not decide who keeps a slot
+	for _, w := range words {
+		if i := internSlot(w); t[i] == "" {
+			t[i] = w
 		}
 	}
-	return m
+	return t
 }()
 
 // number reads a number's text and reports whether it is an integer (no

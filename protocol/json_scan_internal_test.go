@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -137,6 +138,26 @@ func TestQuoted(t *testing.T) {
 					t.Fatalf("quoted(%q) = %q, %v; want %q, %v", in, got, gotOK, body, ok)
 				}
 			}
+		}
+	}
+}
+
+// TestInterned: the words of every match come back as the package's own
+// strings, and anything else as itself.
+func TestInterned(t *testing.T) {
+	words := []string{Version, GameEvenOdd, Even, Odd, ResultWin, ResultDraw, ResultLoss, ResultTechnicalLoss, PlayerA, PlayerB,
+		StatusAccepted, string(TypeGameInvitation), string(TypeGameJoinAck), string(TypeChooseParityCall),
+		string(TypeChooseParityResponse), string(TypeGameOver), string(TypeMatchResultReport), string(TypeStartMatch),
+		MethodHandleGameInvitation, MethodChooseParity, MethodNotifyMatchResult, MethodReportMatchResult, MethodStartMatch}
+	for _, w := range words {
+		got := intern([]byte(w))
+		if got != w || unsafe.StringData(got) != unsafe.StringData(w) {
+			t.Errorf("%q is not interned", w)
+		}
+	}
+	for _, w := range []string{"P01", "even ", "ODD", "2026-11-21T05:29:41Z", "x"} {
+		if got := intern([]byte(w)); got != w {
+			t.Errorf("intern(%q) = %q", w, got)
 		}
 	}
 }
