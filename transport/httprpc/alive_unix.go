@@ -15,12 +15,14 @@ func (pc *pconn) alive() bool {
 	if pc.raw == nil || pc.br.Buffered() > 0 {
 		return false
 	}
-	ok := false
-	err := pc.raw.Read(func(fd uintptr) bool {
-		var b [1]byte
-		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		ok = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
-		return true // never wait for the socket to be readable
-	})
-	return err == nil && ok
+	if pc.peek == nil { // made once, not per call: a closure passed on escapes
+		pc.peek = func(fd uintptr) bool {
+			var b [1]byte
+			_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			pc.idleOK = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
+			return true // never wait for the socket to be readable
+		}
+	}
+	pc.idleOK = false
+	return pc.raw.Read(pc.peek) == nil && pc.idleOK
 }

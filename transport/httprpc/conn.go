@@ -76,6 +76,11 @@ type pconn struct {
 	addr string
 	// expiry closes the connection once idle for the pool's timeout.
 	expiry *time.Timer
+	// poke ends a blocked read or write; made once per connection.
+	poke func()
+	// peek and idleOK are alive's check and its outcome.
+	peek   func(fd uintptr) bool
+	idleOK bool
 }
 
 // pool keeps idle connections by address, the most recently used last.
@@ -210,12 +215,13 @@ func (c *Client) fast(ctx context.Context, endpoint string, t *target, body []by
 		if sc, ok := nc.(syscall.Conn); ok {
 			pc.raw, _ = sc.SyscallConn()
 		}
+		pc.poke = func() { _ = nc.SetDeadline(time.Unix(1, 0)) } // long past
 	}
 	// The call's context ends a blocked read or write by moving the
 	// connection's deadline; a connection it touched is not kept.
 	stop := func() bool { return true }
 	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { _ = pc.nc.SetDeadline(time.Unix(1, 0)) }) // long past
+		stop = context.AfterFunc(ctx, pc.poke)
 	}
 	status, data, keep, err := pc.exchange(t, body, c.limit)
 	if !stop() {

@@ -129,7 +129,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 	limit := h.limit
-	body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
+	var src io.Reader = r.Body // net/http stops it at a Content-Length within the limit
+	if r.ContentLength < 0 || r.ContentLength > limit {
+		src = http.MaxBytesReader(w, r.Body, limit)
+	}
+	body, err := readBody(src, r.ContentLength, limit)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			e := protocol.NewRPCError(protocol.CodeInvalidRequest,
