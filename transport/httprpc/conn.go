@@ -266,6 +266,11 @@ func (pc *pconn) exchange(t *target, body []byte, limit int64) (status int, data
 	}
 	pc.wbuf = b
 	if err != nil {
+		// A server may answer before reading the whole body and close (a
+		// 413): its answer, if it came, is the outcome, as in net/http.
+		if status, data, _, rerr := readResponse(pc.br, limit); rerr == nil {
+			return status, data, false, nil
+		}
 		return 0, nil, false, err
 	}
 	return readResponse(pc.br, limit)

@@ -2,8 +2,15 @@ package httprpc
 
 import (
 	"bufio"
+	"context"
 	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 
@@ -121,4 +128,37 @@ func TestParseTarget(t *testing.T) {
 		_, _, err = parseTarget(ep)
 		is.True(err != nil)
 	}
+}
+
+// TestClientStaleConnection: a kept connection the server has since
+// closed is not used for the next call.
+func TestClientStaleConnection(t *testing.T) {
+	if !fastPath {
+		t.Skip("net/http's client notices a closed connection only when its reader goroutine runs")
+	}
+	is := is.New(t)
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","result":`+strconv.Itoa(len(b))+`,"id":1}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	client := NewClient(ClientConfig{})
+	defer client.CloseIdleConnections()
+	call := func() {
+		t.Helper()
+		reply, err := client.RoundTrip(context.Background(), srv.URL, []byte("{}"))
+		is.NoErr(err)
+		is.Equal(string(reply), `{"jsonrpc":"2.0","result":2,"id":1}`)
+	}
+	call()
+	srv.CloseClientConnections() // returns once the server has closed them
+	call()
+	is.Equal(conns.Load(), int32(2))
 }
