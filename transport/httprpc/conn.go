@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -64,7 +65,24 @@ func parseTarget(endpoint string) (t *target, ok bool, err error) {
 	if port == "" {
 		port = "80"
 	}
-	return &target{addr: net.JoinHostPort(u.Hostname(), port), host: u.Host, uri: u.RequestURI()}, true, nil
+	return &target{addr: net.JoinHostPort(u.Hostname(), port), host: removeZone(u.Host), uri: u.RequestURI()}, true, nil
+}
+
+// removeZone drops the zone of an IPv6 literal from a Host header, as
+// net/http does: it means nothing to the server.
+func removeZone(host string) string {
+	if !strings.HasPrefix(host, "[") {
+		return host
+	}
+	i := strings.LastIndex(host, "]")
+	if i < 0 {
+		return host
+	}
+	j := strings.LastIndex(host[:i], "%")
+	if j < 0 {
+		return host
+	}
+	return host[:j] + host[i:]
 }
 
 // pconn is one kept-alive connection.

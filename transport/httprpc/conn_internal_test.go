@@ -114,6 +114,11 @@ func TestParseTarget(t *testing.T) {
 	is.True(ok)
 	is.Equal(*tg, target{addr: "[::1]:80", host: "[::1]", uri: "/a/b?x=1"})
 
+	tg, ok, err = parseTarget("http://[fe80::1%25eth0]:8101/mcp")
+	is.NoErr(err)
+	is.True(ok)
+	is.Equal(*tg, target{addr: "[fe80::1%eth0]:8101", host: "[fe80::1]:8101", uri: "/mcp"})
+
 	tg, ok, err = parseTarget("http://league.example.org")
 	is.NoErr(err)
 	is.True(ok)
