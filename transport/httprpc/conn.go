@@ -29,8 +29,9 @@ import (
 
 const (
 	// inlineBody is the largest body copied after the headers into one
-	// buffer; a larger one goes out with them in one writev.
-	inlineBody = 16 << 10
+	// buffer; a larger one (a standings broadcast) goes out with them in
+	// one writev, neither copied nor growing the connection's buffer.
+	inlineBody = 2 << 10
 	// keptWriteBuf is the largest header buffer a connection keeps.
 	keptWriteBuf = 4 << 10
 	// readBufSize is the buffer of a connection's responses.
