@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -32,6 +31,9 @@ type ClientConfig struct {
 	DialTimeout time.Duration
 }
 
+// idleConnTimeout is how long an idle connection is kept.
+const idleConnTimeout = 90 * time.Second
+
 // Defaults of ClientConfig.
 const (
 	DefaultMaxResponseBytes    = 8 << 20
@@ -40,10 +42,14 @@ const (
 )
 
 // Client is the HTTP RoundTripper: one POST per call, kept-alive
-// connections, and no http.DefaultClient.
+// connections, and no http.DefaultClient. Calls to http:// endpoints are
+// its own HTTP/1.1 exchanges on its own pool (conn.go); https:// goes
+// through net/http.
 type Client struct {
-	hc    *http.Client
-	limit int64
+	hc     *http.Client
+	limit  int64
+	dialer net.Dialer
+	pool   pool
 }
 
 // NewClient returns a Client with its own connection pool.
@@ -57,40 +63,64 @@ func NewClient(cfg ClientConfig) *Client {
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = DefaultDialTimeout
 	}
+	c := &Client{
+		limit:  cfg.MaxResponseBytes,
+		dialer: net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second},
+		pool: pool{
+			idle: map[string][]*pconn{}, targets: map[string]*target{},
+			perHost: cfg.MaxIdleConnsPerHost, maxTotal: 4 * cfg.MaxIdleConnsPerHost,
+			idleTimeout: idleConnTimeout,
+		},
+	}
 	tr := &http.Transport{
 		Proxy:                 nil, // agents talk directly; a proxy env var must not reroute a league
-		DialContext:           (&net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           c.dialer.DialContext,
 		MaxIdleConns:          4 * cfg.MaxIdleConnsPerHost,
 		MaxIdleConnsPerHost:   cfg.MaxIdleConnsPerHost,
-		IdleConnTimeout:       90 * time.Second,
+		IdleConnTimeout:       idleConnTimeout,
 		TLSHandshakeTimeout:   cfg.DialTimeout,
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
+		// A standings broadcast (5-10 KB with 64 players) goes out in one
+		// write with its headers, not in 4 KiB pieces.
+		WriteBufferSize: 32 << 10,
 	}
-	return &Client{
-		hc: &http.Client{
-			Transport: tr,
-			// A league endpoint does not redirect; following one could send
-			// a token elsewhere.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
-		limit: cfg.MaxResponseBytes,
+	c.hc = &http.Client{
+		Transport: tr,
+		// A league endpoint does not redirect; following one could send
+		// a token elsewhere.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
+	return c
 }
 
 // CloseIdleConnections drops kept-alive connections.
-func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() {
+	c.pool.closeIdle()
+	c.hc.CloseIdleConnections()
+}
 
 // RoundTrip POSTs body to endpoint. A 2xx body is returned as it is; a
 // non-2xx body is returned too when it is a JSON-RPC response (some
 // implementations answer errors with 4xx/5xx statuses), else the status is
 // the error.
 func (c *Client) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
-	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint,
-			Err: errors.New("not an http:// or https:// URL")}
+	t, ok, err := c.pool.target(endpoint)
+	if err != nil {
+		return nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint, Err: err}
 	}
+	if ok && fastPath {
+		status, data, err := c.fast(ctx, endpoint, t, body)
+		if err != nil {
+			return nil, err
+		}
+		return c.answer(endpoint, status, data)
+	}
+	return c.slow(ctx, endpoint, body)
+}
+
+// slow is the exchange through net/http.
+func (c *Client) slow(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint, Err: err}
@@ -110,18 +140,23 @@ func (c *Client) RoundTrip(ctx context.Context, endpoint string, body []byte) ([
 		return nil, &transport.Error{Kind: transport.KindBadResponse, Endpoint: endpoint,
 			Err: fmt.Errorf("response larger than %d bytes", c.limit)}
 	}
-	if resp.StatusCode/100 == 2 {
+	return c.answer(endpoint, resp.StatusCode, data)
+}
+
+// answer is the outcome of a response with status and body data.
+func (c *Client) answer(endpoint string, status int, data []byte) ([]byte, error) {
+	if status/100 == 2 {
 		return data, nil
 	}
 	if isRPCResponse(data) {
 		return data, nil
 	}
 	kind := transport.KindStatus
-	switch resp.StatusCode {
+	switch status {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		kind = transport.KindUnreachable
 	}
-	return nil, &transport.Error{Kind: kind, Endpoint: endpoint, Status: resp.StatusCode,
+	return nil, &transport.Error{Kind: kind, Endpoint: endpoint, Status: status,
 		Err: errors.New(snippet(data))}
 }
 

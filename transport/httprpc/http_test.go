@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -249,4 +251,167 @@ func TestShutdownIgnoresUnusedConnections(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	is.NoErr(l.Shutdown(ctx)) // returns before the deadline
+}
+
+// countingServer is an httptest server that counts the connections
+// clients opened to it and answers every POST with the length of its body.
+func countingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var conns atomic.Int32
+	if h == nil {
+		h = func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","result":`+strconv.Itoa(len(b))+`,"id":1}`)
+		}
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &conns
+}
+
+// TestClientKeepsConnections: sequential calls share one connection, and
+// a large body arrives whole.
+func TestClientKeepsConnections(t *testing.T) {
+	is := is.New(t)
+	srv, conns := countingServer(t, nil)
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	defer client.CloseIdleConnections()
+	for _, n := range []int{10, 500, 5000, 20000, 1 << 20, 0, 10} {
+		reply, err := client.RoundTrip(context.Background(), srv.URL+"/mcp", []byte(strings.Repeat("x", n)))
+		is.NoErr(err)
+		is.Equal(string(reply), `{"jsonrpc":"2.0","result":`+strconv.Itoa(n)+`,"id":1}`)
+	}
+	is.Equal(conns.Load(), int32(1))
+}
+
+// TestClientServerCloses: a response that closes its connection (the
+// server's 413) is read whole, and the next call dials again.
+func TestClientServerCloses(t *testing.T) {
+	is := is.New(t)
+	l, _ := startServer(t, pingMux(), httprpc.ServerConfig{MaxBodyBytes: 1024})
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	defer client.CloseIdleConnections()
+	big := `{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + strings.Repeat("x", 2000) + `"},"id":1}`
+	reply, err := client.RoundTrip(context.Background(), l.Endpoint(), []byte(big))
+	is.NoErr(err) // a JSON-RPC error body, returned whatever the status
+	is.Equal(string(reply), `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: body larger than 1024 bytes"},"id":null}`)
+	reply, err = client.RoundTrip(context.Background(), l.Endpoint(), []byte(`{"jsonrpc":"2.0","method":"ping","id":1}`))
+	is.NoErr(err)
+	is.Equal(string(reply), `{"jsonrpc":"2.0","result":{"status":"ok"},"id":1}`)
+}
+
+// TestClientCancel: a call whose context ends while the server is still
+// working returns at once with the context's error, and the connection it
+// was on is not used again.
+func TestClientCancel(t *testing.T) {
+	is := is.New(t)
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		if r.URL.Path == "/slow" {
+			started <- struct{}{}
+			<-release
+		}
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","result":1,"id":1}`)
+	})
+	defer close(release)
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	defer client.CloseIdleConnections()
+	_, err := client.RoundTrip(context.Background(), srv.URL+"/slow-not", []byte("{}"))
+	is.NoErr(err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	_, err = client.RoundTrip(ctx, srv.URL+"/slow", []byte("{}"))
+	is.True(errors.Is(err, context.Canceled))
+
+	_, err = client.RoundTrip(ctx, srv.URL+"/slow", []byte("{}"))
+	is.True(errors.Is(err, context.Canceled)) // an ended context does not even dial
+
+	_, err = client.RoundTrip(context.Background(), srv.URL, []byte("{}"))
+	is.NoErr(err)
+	is.Equal(conns.Load(), int32(2)) // the cancelled call's connection was dropped
+}
+
+// TestClientDeadline: a call past its deadline is a timeout.
+func TestClientDeadline(t *testing.T) {
+	is := is.New(t)
+	release := make(chan struct{})
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		<-release
+	})
+	defer close(release)
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	defer client.CloseIdleConnections()
+	err := transport.NewClient(client, 20*time.Millisecond).Call(context.Background(), srv.URL, "ping", nil, nil)
+	e, ok := errors.AsType[*transport.Error](err)
+	is.True(ok)
+	is.Equal(e.Kind, transport.KindTimeout)
+	is.True(errors.Is(err, context.DeadlineExceeded))
+}
+
+// TestClientRefused: nobody listening is unreachable, and retryable.
+func TestClientRefused(t *testing.T) {
+	is := is.New(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err)
+	ep := httprpc.EndpointFor(ln.Addr())
+	is.NoErr(ln.Close())
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	err = transport.NewClient(client, time.Second).Call(context.Background(), ep, "ping", nil, nil)
+	e, ok := errors.AsType[*transport.Error](err)
+	is.True(ok)
+	is.Equal(e.Kind, transport.KindUnreachable)
+	is.True(transport.IsRetryable(err))
+}
+
+// TestClientConcurrent: concurrent calls to one server each get their
+// own reply.
+func TestClientConcurrent(t *testing.T) {
+	l, _ := startServer(t, pingMux(), httprpc.ServerConfig{})
+	client := httprpc.NewClient(httprpc.ClientConfig{MaxIdleConnsPerHost: 2})
+	defer client.CloseIdleConnections()
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			var err error
+			for j := range 20 {
+				id := strconv.Itoa(i*100 + j)
+				var reply []byte
+				reply, err = client.RoundTrip(context.Background(), l.Endpoint(), []byte(`{"jsonrpc":"2.0","method":"ping","id":`+id+`}`))
+				if err == nil && string(reply) != `{"jsonrpc":"2.0","result":{"status":"ok"},"id":`+id+`}` {
+					err = errors.New("wrong reply " + string(reply))
+				}
+				if err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestClientEarlyAnswer: a server that answers before reading a large
+// body and closes (a 413) is heard, though the rest of the body cannot be
+// sent.
+func TestClientEarlyAnswer(t *testing.T) {
+	is := is.New(t)
+	l, _ := startServer(t, pingMux(), httprpc.ServerConfig{MaxBodyBytes: 1024})
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	defer client.CloseIdleConnections()
+	big := `{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + strings.Repeat("x", 32<<20) + `"},"id":1}`
+	reply, err := client.RoundTrip(context.Background(), l.Endpoint(), []byte(big))
+	is.NoErr(err)
+	is.Equal(string(reply), `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: body larger than 1024 bytes"},"id":null}`)
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -84,10 +85,9 @@ type Healther interface {
 // NewHandler serves srv at POST /mcp and its health at GET /health.
 func NewHandler(srv transport.MessageServer, cfg ServerConfig) http.Handler {
 	cfg = cfg.withDefaults()
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+Path, func(w http.ResponseWriter, r *http.Request) {
-		serveRPC(w, r, srv, cfg.MaxBodyBytes)
-	})
+	h := &handler{srv: srv, limit: cfg.MaxBodyBytes, mux: http.NewServeMux(), contentType: []string{"application/json"}}
+	mux := h.mux
+	mux.HandleFunc("POST "+Path, h.serveRPC)
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "POST")
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "use POST " + Path + " with a JSON-RPC 2.0 body"})
@@ -102,11 +102,38 @@ func NewHandler(srv transport.MessageServer, cfg ServerConfig) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found: league.v2 is served at POST " + Path})
 	})
-	return mux
+	return h
 }
 
-func serveRPC(w http.ResponseWriter, r *http.Request, srv transport.MessageServer, limit int64) {
-	body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
+// handler is the server's http.Handler: POST /mcp, nearly every request,
+// goes straight to serveRPC; the mux routes the rest (and POST /mcp too,
+// were it reached) to the same answers as before.
+type handler struct {
+	srv   transport.MessageServer
+	limit int64
+	mux   *http.ServeMux
+	// contentType is the value of every reply's Content-Type, made once:
+	// net/http only reads the header values a handler sets.
+	contentType []string
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The same route as the mux's "POST /mcp" pattern, without its pattern
+	// matching on every call: an exact, clean path.
+	if r.Method == http.MethodPost && r.URL.Path == Path {
+		h.serveRPC(w, r)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
+	limit := h.limit
+	var src io.Reader = r.Body // net/http stops it at a Content-Length within the limit
+	if r.ContentLength < 0 || r.ContentLength > limit {
+		src = http.MaxBytesReader(w, r.Body, limit)
+	}
+	body, err := readBody(src, r.ContentLength, limit)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			e := protocol.NewRPCError(protocol.CodeInvalidRequest,
@@ -118,19 +145,27 @@ func serveRPC(w http.ResponseWriter, r *http.Request, srv transport.MessageServe
 		// The client went away or was too slow: there is nobody to answer.
 		return
 	}
-	reply := srv.ServeMessage(r.Context(), body, peerOf(r))
+	reply := h.srv.ServeMessage(r.Context(), body, peerOf(r))
 	if reply == nil {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	writeRaw(w, http.StatusOK, reply)
+	// Content-Length is set, so the reply goes out in one piece, never
+	// chunked; the header map is filled directly, without Set's
+	// canonicalising and its slice per value.
+	hd := w.Header()
+	hd["Content-Type"] = h.contentType
+	hd["Content-Length"] = []string{strconv.Itoa(len(reply))}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(reply)
 }
 
 func peerOf(r *http.Request) transport.Peer {
 	p := transport.Peer{Network: "http", Addr: r.RemoteAddr}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		if ip := net.ParseIP(host); ip != nil {
-			p.Loopback = ip.IsLoopback()
+		// netip parses without allocating, as net.ParseIP does not.
+		if ip, err := netip.ParseAddr(host); err == nil {
+			p.Loopback = ip.Unmap().IsLoopback()
 		}
 	}
 	return p

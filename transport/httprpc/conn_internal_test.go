@@ -1,0 +1,169 @@
+package httprpc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/iotest"
+
+	"github.com/matryer/is"
+)
+
+// TestReadResponse: what the client makes of the responses an HTTP/1.x
+// server may send to a POST, whole or a byte at a time.
+func TestReadResponse(t *testing.T) {
+	cases := []struct {
+		name   string
+		raw    string
+		status int
+		body   string
+		keep   bool
+		err    error // nil, errTooLarge or errClosedByPeer; "any" below
+		anyErr bool
+	}{
+		{name: "length", raw: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+			status: 200, body: "{}", keep: true},
+		{name: "no reason", raw: "HTTP/1.1 204\r\n\r\n", status: 204, keep: true},
+		{name: "bare LF", raw: "HTTP/1.1 200 OK\ncontent-length: 3\n\nabc", status: 200, body: "abc", keep: true},
+		{name: "chunked with trailer", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\nX-T: 1\r\n\r\n",
+			status: 200, body: "abcde", keep: true},
+		{name: "chunked beats a length and ends the connection",
+			raw:    "HTTP/1.1 200 OK\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n",
+			status: 200, body: "a", keep: false},
+		{name: "close", raw: "HTTP/1.1 413 Request Entity Too Large\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx",
+			status: 413, body: "x", keep: false},
+		{name: "close among tokens", raw: "HTTP/1.1 200 OK\r\nconnection: Upgrade, CLOSE\r\nContent-Length: 0\r\n\r\n",
+			status: 200, keep: false},
+		{name: "1.0 closes", raw: "HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx", status: 200, body: "x", keep: false},
+		{name: "1.0 keep-alive", raw: "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx",
+			status: 200, body: "x", keep: true},
+		{name: "to the end of the connection", raw: "HTTP/1.1 500 Internal Server Error\r\n\r\nboom", status: 500, body: "boom", keep: false},
+		{name: "interim responses skipped", raw: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx",
+			status: 200, body: "x", keep: true},
+		{name: "folded header ignored", raw: "HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\nContent-Length: 1\r\n\r\nx", status: 200, body: "x", keep: true},
+		{name: "same length twice", raw: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx", status: 200, body: "x", keep: true},
+		{name: "long header line", raw: "HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("y", 10000) + "\r\nContent-Length: 1\r\n\r\nx",
+			status: 200, body: "x", keep: true},
+
+		{name: "length over the limit", raw: "HTTP/1.1 200 OK\r\nContent-Length: 2000\r\n\r\n", err: errTooLarge},
+		{name: "chunked over the limit", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + strings.Repeat("100\r\n"+strings.Repeat("z", 256)+"\r\n", 5) + "0\r\n\r\n", err: errTooLarge},
+		{name: "unbounded over the limit", raw: "HTTP/1.1 200 OK\r\n\r\n" + strings.Repeat("z", 1025), err: errTooLarge},
+		{name: "nothing", raw: "", err: errClosedByPeer},
+		{name: "cut in the headers", raw: "HTTP/1.1 200 OK\r\nContent-Le", err: errClosedByPeer},
+		{name: "cut in the body", raw: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", err: errClosedByPeer},
+		{name: "cut in a chunk", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", err: errClosedByPeer},
+		{name: "not HTTP", raw: "SSH-2.0-OpenSSH_9.6\r\n\r\n", anyErr: true},
+		{name: "HTTP/2 preface", raw: "HTTP/2 200\r\n\r\n", anyErr: true},
+		{name: "bad code", raw: "HTTP/1.1 2x0 OK\r\n\r\n", anyErr: true},
+		{name: "bad length", raw: "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", anyErr: true},
+		{name: "two lengths", raw: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nxy", anyErr: true},
+		{name: "gzip coding", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", anyErr: true},
+		{name: "header without colon", raw: "HTTP/1.1 200 OK\r\nnonsense\r\n\r\n", anyErr: true},
+		{name: "switching protocols", raw: "HTTP/1.1 101 Switching Protocols\r\n\r\n", anyErr: true},
+		{name: "headers without end", raw: "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 1000)+"\r\n", 1100), anyErr: true},
+	}
+	for _, c := range cases {
+		for _, oneByte := range []bool{false, true} {
+			name := c.name
+			if oneByte {
+				name += "/one byte at a time"
+			}
+			t.Run(name, func(t *testing.T) {
+				is := is.New(t)
+				var r = strings.NewReader(c.raw)
+				br := bufio.NewReaderSize(r, readBufSize)
+				if oneByte {
+					br = bufio.NewReaderSize(iotest.OneByteReader(r), readBufSize)
+				}
+				status, body, keep, err := readResponse(br, 1024)
+				switch {
+				case c.anyErr:
+					is.True(err != nil)
+				case c.err != nil:
+					is.True(errors.Is(err, c.err))
+				default:
+					is.NoErr(err)
+					is.Equal(status, c.status)
+					is.Equal(string(body), c.body)
+					is.Equal(keep, c.keep)
+					is.Equal(br.Buffered(), 0) // nothing of the response left for the next one
+				}
+			})
+		}
+	}
+}
+
+// TestParseTarget: which endpoints the client's own exchange takes.
+func TestParseTarget(t *testing.T) {
+	is := is.New(t)
+	tg, ok, err := parseTarget("http://127.0.0.1:8101/mcp")
+	is.NoErr(err)
+	is.True(ok)
+	is.Equal(*tg, target{addr: "127.0.0.1:8101", host: "127.0.0.1:8101", uri: "/mcp"})
+
+	tg, ok, err = parseTarget("http://[::1]/a/b?x=1")
+	is.NoErr(err)
+	is.True(ok)
+	is.Equal(*tg, target{addr: "[::1]:80", host: "[::1]", uri: "/a/b?x=1"})
+
+	tg, ok, err = parseTarget("http://[fe80::1%25eth0]:8101/mcp")
+	is.NoErr(err)
+	is.True(ok)
+	is.Equal(*tg, target{addr: "[fe80::1%eth0]:8101", host: "[fe80::1]:8101", uri: "/mcp"})
+
+	tg, ok, err = parseTarget("http://league.example.org")
+	is.NoErr(err)
+	is.True(ok)
+	is.Equal(*tg, target{addr: "league.example.org:80", host: "league.example.org", uri: "/"})
+
+	for _, ep := range []string{"https://league.example.org/mcp", "http://user:pw@127.0.0.1/mcp"} {
+		_, ok, err = parseTarget(ep)
+		is.NoErr(err)
+		is.True(!ok) // left to net/http
+	}
+	for _, ep := range []string{"http//127.0.0.1/mcp", "mem://x", "http:///mcp", "://"} {
+		_, _, err = parseTarget(ep)
+		is.True(err != nil)
+	}
+}
+
+// TestClientStaleConnection: a kept connection the server has since
+// closed is not used for the next call.
+func TestClientStaleConnection(t *testing.T) {
+	if !fastPath {
+		t.Skip("net/http's client notices a closed connection only when its reader goroutine runs")
+	}
+	is := is.New(t)
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","result":`+strconv.Itoa(len(b))+`,"id":1}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	client := NewClient(ClientConfig{})
+	defer client.CloseIdleConnections()
+	call := func() {
+		t.Helper()
+		reply, err := client.RoundTrip(context.Background(), srv.URL, []byte("{}"))
+		is.NoErr(err)
+		is.Equal(string(reply), `{"jsonrpc":"2.0","result":2,"id":1}`)
+	}
+	call()
+	srv.CloseClientConnections() // returns once the server has closed them
+	call()
+	is.Equal(conns.Load(), int32(2))
+}
