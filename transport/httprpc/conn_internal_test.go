@@ -2,6 +2,7 @@ package httprpc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -166,4 +167,28 @@ func TestClientStaleConnection(t *testing.T) {
 	srv.CloseClientConnections() // returns once the server has closed them
 	call()
 	is.Equal(conns.Load(), int32(2))
+}
+
+// FuzzReadResponse: whatever a server writes back, the client's response
+// reader returns a final status and a body within its limit, or an error;
+// it never panics or reads past the limit.
+func FuzzReadResponse(f *testing.F) {
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"))
+	f.Add([]byte("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nX: y\r\n\r\n"))
+	f.Add([]byte("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n{\"a\":1}"))
+	f.Add([]byte("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 413 Too Large\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab"))
+	const limit = 1 << 10
+	f.Fuzz(func(t *testing.T, in []byte) {
+		status, data, _, err := readResponse(bufio.NewReaderSize(bytes.NewReader(in), 16), limit)
+		if err != nil {
+			return
+		}
+		if status < 200 || status > 999 {
+			t.Fatalf("status %d from %q", status, in)
+		}
+		if len(data) > limit {
+			t.Fatalf("%d bytes of body over the limit of %d", len(data), limit)
+		}
+	})
 }
