@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -154,14 +155,24 @@ func (s *scanner) quoted() ([]byte, bool) {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	start := s.i + 1
 	i := start
-	// Eight bytes at a time while none of them is a quote, a backslash, a
-	// control character or non-ASCII; the loop below looks at the rest.
-	for ; i+8 <= len(s.b); i += 8 {
+	// Eight bytes at a time: the lowest flagged byte of a word is the first
+	// quote, backslash, control character or non-ASCII byte in it (a
+	// borrow only flags bytes above a flagged one). Most strings end at a
+	// quote found this way; the loop below takes the rest.
+	for i+8 <= len(s.b) {
 		x := binary.LittleEndian.Uint64(s.b[i:])
 		q, bs := x^('"'*ones), x^('\\'*ones)
-		if ((q-ones)&^q|(bs-ones)&^bs|(x-0x20*ones)&^x|x)&highs != 0 {
+		m := ((q-ones)&^q | (bs-ones)&^bs | (x-0x20*ones)&^x | x) & highs
+		if m == 0 {
+			i += 8
+			continue
+		}
+		i += bits.TrailingZeros64(m) >> 3
+		if s.b[i] != '"' {
 			break
 		}
+		s.i = i + 1
+		return s.b[start:i], true
 	}
 	ascii := true
 	for ; i < len(s.b); i++ {
