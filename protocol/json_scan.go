@@ -544,10 +544,12 @@ func (u *names) add(name []byte) bool {
 // readMembersFast is readMembers on the scanner: it reads the object obj,
 // putting the raw value of each member that index numbers in that element
 // of values (aliasing obj) and checking the rest, with duplicate names
-// allowed inside the values as json allows them there. It reports false,
+// allowed inside the values as json allows them there. The member numbered
+// skim is only skimmed (see skimmed), and must come once: its caller checks
+// it. It reports false,
 // having filled in some values perhaps, for what it leaves to readMembers:
 // bad input, escapes, and with once a member given twice.
-func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value) bool {
+func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value, skim int) bool {
 	s := scanner{b: obj, lenient: true}
 	if !s.objectStart() {
 		return false
@@ -564,14 +566,95 @@ func readMembersFast(obj []byte, once bool, index func(name []byte) int, values 
 			}
 			continue
 		}
-		if once && values[i] != nil {
-			return false
+		if (once || i == skim) && values[i] != nil {
+			return false // given twice: a skimmed value must be the one used
 		}
-		if values[i] = s.raw(); s.bad {
+		if i == skim {
+			values[i] = s.skimmed()
+		} else {
+			values[i] = s.raw()
+		}
+		if s.bad {
 			return false
 		}
 	}
 	return s.end()
+}
+
+// skimmed moves past the value that comes next and returns its bytes
+// without checking them: it finds where a valid value would end (strings
+// and brackets followed, nothing else looked at). Whoever uses the bytes
+// decodes or checks them in full (checkLenient); if they are not valid,
+// the boundary may be wrong, but the check then fails and the whole input
+// goes to json.
+func (s *scanner) skimmed() []byte {
+	if s.peek() == 0 {
+		s.fail()
+		return nil
+	}
+	from := s.i
+	depth := 0
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; c {
+		case '"':
+			if !s.skimString() {
+				return nil
+			}
+			if depth == 0 {
+				return s.b[from:s.i]
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return s.b[from:s.i] // the end of a scalar
+			}
+			if depth--; depth == 0 {
+				s.i++
+				return s.b[from:s.i]
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return s.b[from:s.i]
+			}
+		}
+		s.i++
+	}
+	if depth != 0 {
+		s.fail()
+		return nil
+	}
+	return s.b[from:s.i]
+}
+
+// skimString moves past the string whose quote is next, to its closing
+// quote: the first one not escaped by an odd run of backslashes.
+func (s *scanner) skimString() bool {
+	i := s.i + 1
+	for {
+		k := bytes.IndexByte(s.b[i:], '"')
+		if k < 0 {
+			return s.fail()
+		}
+		i += k
+		backslashes := 0
+		for j := i - 1; j > s.i && s.b[j] == '\\'; j-- {
+			backslashes++
+		}
+		i++
+		if backslashes%2 == 0 {
+			s.i = i
+			return true
+		}
+	}
+}
+
+// checkLenient reports whether v is exactly one valid JSON value, duplicate
+// names allowed, as a request's params or a response's result must be.
+func checkLenient(v []byte) bool {
+	s := scanner{b: v, lenient: true}
+	return s.skip() && s.end()
 }
 
 // plainString returns the text of the raw string value v when it has no

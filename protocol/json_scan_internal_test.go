@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"os"
+	"reflect"
 	"testing"
 	"unicode/utf8"
 	"unsafe"
@@ -18,7 +19,7 @@ func sameMembers(t *testing.T, obj []byte) {
 	t.Helper()
 	var fm [4]jsontext.Value
 	var sr wireRequest
-	if readMembersFast(obj, true, requestMember, fm[:]) {
+	if readMembersFast(obj, true, requestMember, fm[:], -1) {
 		fr := wireRequest{JSONRPC: fm[0], Method: fm[1], Params: fm[2], ID: fm[3]}
 		if err := json.Unmarshal(obj, &sr, jsontext.AllowDuplicateNames(true)); err != nil {
 			t.Fatalf("request: the fast reader took what json refuses (%v):\n%s", err, obj)
@@ -37,7 +38,7 @@ func sameMembers(t *testing.T, obj []byte) {
 	}
 	var wm [3]jsontext.Value
 	var sw wireResponse
-	if readMembersFast(obj, false, responseMember, wm[:]) {
+	if readMembersFast(obj, false, responseMember, wm[:], -1) {
 		fw := wireResponse{Result: wm[0], Error: wm[1], ID: wm[2]}
 		if err := json.Unmarshal(obj, &sw, jsontext.AllowDuplicateNames(true)); err != nil {
 			t.Fatalf("response: the fast reader took what json refuses (%v):\n%s", err, obj)
@@ -62,7 +63,7 @@ func TestReadMembersFastTakesCaptures(t *testing.T) {
 		for line := range bytes.SplitSeq(bytes.TrimSpace(b), []byte("\n")) {
 			sameMembers(t, line)
 			var m [3]jsontext.Value
-			if readMembersFast(line, false, responseMember, m[:]) {
+			if readMembersFast(line, false, responseMember, m[:], -1) {
 				taken++
 			}
 		}
@@ -160,4 +161,115 @@ func TestInterned(t *testing.T) {
 			t.Errorf("intern(%q) = %q", w, got)
 		}
 	}
+}
+
+// decodeOneByJSON is decodeOne without the scanner: the reference.
+func decodeOneByJSON(obj []byte) Incoming {
+	var w wireRequest
+	if err := json.Unmarshal(obj, &w, jsontext.AllowDuplicateNames(true)); err != nil {
+		return decodeOneFailed(err)
+	}
+	return w.incoming()
+}
+
+// sameRequest checks decodeOne, which skims params and decodes them as
+// their method's message while reading, against the reference.
+func sameRequest(t *testing.T, obj []byte) {
+	t.Helper()
+	got, want := decodeOne(obj), decodeOneByJSON(obj)
+	if !bytes.Equal(got.ID, want.ID) || got.Method != want.Method || !bytes.Equal(got.Params, want.Params) ||
+		(got.Params == nil) != (want.Params == nil) || !reflect.DeepEqual(got.Err, want.Err) {
+		t.Fatalf("decodeOne differs on\n%s\ngot  %+v\nwant %+v", obj, got, want)
+	}
+	if got.Decoded == nil {
+		return
+	}
+	typ, _ := MethodType(got.Method)
+	ref, err := DecodeMessage(typ, got.Params)
+	if err != nil || !reflect.DeepEqual(got.Decoded, ref) {
+		t.Fatalf("params decoded while reading differ on\n%s\ngot  %#v\nwant %#v (%v)", obj, got.Decoded, ref, err)
+	}
+}
+
+// sameResponse checks DecodeResponseInto against DecodeResponse followed
+// by DecodeInto, for a reply of every generated type.
+func sameResponse(t *testing.T, body []byte) {
+	t.Helper()
+	for _, mt := range []MessageType{TypeGameJoinAck, TypeChooseParityResponse, TypeStartMatchAck, TypeMatchResultReportAck} {
+		got := New(mt)
+		r, decoded, err := DecodeResponseInto(body, got)
+		want := New(mt)
+		wr, werr := DecodeResponse(body)
+		if (err == nil) != (werr == nil) || !bytes.Equal(r.Result, wr.Result) || !bytes.Equal(r.ID, wr.ID) ||
+			!reflect.DeepEqual(r.Error, wr.Error) {
+			t.Fatalf("DecodeResponseInto differs on\n%s\ngot  %+v, %v\nwant %+v, %v", body, r, err, wr, werr)
+		}
+		if !decoded {
+			if !reflect.DeepEqual(got, New(mt)) {
+				t.Fatalf("a reply not decoded was changed: %#v", got)
+			}
+			continue
+		}
+		if wr.Error != nil || DecodeInto(wr.Result, want) != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("reply decoded in the same pass differs on\n%s\ngot  %#v\nwant %#v", body, got, want)
+		}
+	}
+}
+
+// TestSkimmedMembers: requests and responses of both interop captures and
+// of this implementation decode in one pass as in two.
+func TestSkimmedMembers(t *testing.T) {
+	bodies := [][]byte{
+		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":{"protocol":"league.v2","match_id":"R1M1","player_id":"P01","context":{"opponent_id":"P02","round_id":1}},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":{"match_id":"R1M1","match_id":"R1M2"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":{"match_id":"R\u00311M1"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":{"match_id":"R1M1",},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":{"a":"\"}"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1","parity_choice":"even"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1","match_id":"x"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1"},"result":{"bad"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"bad"},"result":{"match_id":"R1M1"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"{}"}]},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1"},"error":{"code":-32000,"message":"x"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1"]},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1\\"},"id":7}`),
+	}
+	for _, name := range []string{"dialect-a.jsonl", "dialect-b.jsonl"} {
+		b, err := os.ReadFile("../testdata/interop/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, bytes.Split(bytes.TrimSpace(b), []byte("\n"))...)
+	}
+	decoded := 0
+	for _, body := range bodies {
+		sameRequest(t, body)
+		sameResponse(t, body)
+		if decodeOne(body).Decoded != nil {
+			decoded++
+		}
+	}
+	if decoded == 0 {
+		t.Fatal("no request had its params decoded while it was read")
+	}
+}
+
+// FuzzSkimmedMembers: on any body, reading requests and responses in one
+// pass gives what two passes give.
+func FuzzSkimmedMembers(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"handle_game_invitation","params":{"round_id":1,"match_id":"R1M1","x":[1,{"y":"\"]"}]},"id":1}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1","accept":true,"player_id":"P01"},"error":null,"id":1}`))
+	for _, name := range []string{"dialect-a.jsonl", "dialect-b.jsonl"} {
+		b, err := os.ReadFile("../testdata/interop/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for line := range bytes.SplitSeq(bytes.TrimSpace(b), []byte("\n")) {
+			f.Add(line)
+		}
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		sameRequest(t, body)
+		sameResponse(t, body)
+	})
 }

@@ -118,6 +118,11 @@ type Request struct {
 	ID     jsontext.Value
 	Method string
 	Params jsontext.Value
+	// Decoded is Params decoded as the message type Method names, when
+	// that was done while the request was read (DecodeMessage(MethodType
+	// (Method), Params) without its cost twice), or nil. It is not
+	// validated.
+	Decoded Message
 }
 
 // IsNotification reports whether the request has no id and gets no reply.
@@ -290,9 +295,27 @@ func DecodeRequest(body []byte) (in Incoming, ok bool) {
 
 func decodeOne(obj []byte) Incoming {
 	var m [4]jsontext.Value
-	if readMembersFast(obj, true, requestMember, m[:]) {
-		w := wireRequest{JSONRPC: m[0], Method: m[1], Params: m[2], ID: m[3]}
-		return w.incoming()
+	if readMembersFast(obj, true, requestMember, m[:], 2) {
+		// The params were only skimmed: decoding them as the method's
+		// message checks them, or else checkLenient does.
+		var decoded Message
+		if p := m[2]; len(p) > 0 && p[0] == '{' {
+			if method, ok := plainString(m[1]); ok {
+				if t, known := MethodType(method); known {
+					if msg := New(Canonical(t)); msg != nil && decodeGenerated(p, msg) {
+						decoded = msg
+					}
+				}
+			}
+		}
+		if decoded != nil || m[2] == nil || checkLenient(m[2]) {
+			w := wireRequest{JSONRPC: m[0], Method: m[1], Params: m[2], ID: m[3]}
+			in := w.incoming()
+			if in.Err == nil {
+				in.Decoded = decoded
+			}
+			return in
+		}
 	}
 	var w wireRequest
 	if err := json.Unmarshal(obj, &w, jsontext.AllowDuplicateNames(true)); err != nil {
@@ -559,7 +582,7 @@ func DecodeResponse(body []byte) (Response, error) {
 		return Response{}, errors.New("response is not a JSON-RPC object")
 	}
 	var m [3]jsontext.Value
-	if !readMembersFast(body, false, responseMember, m[:]) {
+	if !readMembersFast(body, false, responseMember, m[:], -1) {
 		var w wireResponse // only here: the fast path keeps m on the stack
 		if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
 			return Response{}, fmt.Errorf("response is not valid JSON: %s", describeSyntax(err))
@@ -593,6 +616,21 @@ func DecodeResponse(body []byte) (Response, error) {
 		return unwrapMCP(r)
 	}
 	return r, nil
+}
+
+// DecodeResponseInto is DecodeResponse, and for a result that reply (a
+// pointer to a message struct) can be decoded from by the generated
+// decoder, that decoding too, done in the same pass: decoded reports it.
+// Otherwise the caller decodes the result as after DecodeResponse.
+func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err error) {
+	var m [3]jsontext.Value
+	if readMembersFast(body, false, responseMember, m[:], 0) && (m[1] == nil || string(m[1]) == "null") &&
+		len(m[0]) > 0 && m[0][0] == '{' && !bytes.Contains(m[0], []byte(`"content"`)) && decodeGenerated(m[0], reply) {
+		// The generated decoder checked the skimmed result in full.
+		return Response{ID: m[2], Result: m[0]}, true, nil
+	}
+	r, err = DecodeResponse(body)
+	return r, false, err
 }
 
 func unwrapMCP(r Response) (Response, error) {

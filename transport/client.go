@@ -280,14 +280,14 @@ func (c *Client) callAs(ctx context.Context, to *peer, method string, d dialect,
 	if err != nil {
 		return withMethod(err, method)
 	}
-	resp, err := protocol.DecodeResponse(raw)
+	resp, decoded, err := protocol.DecodeResponseInto(raw, reply)
 	if err != nil {
 		return &Error{Kind: KindBadResponse, Endpoint: endpoint, Method: method, Err: err}
 	}
 	if resp.Error != nil {
 		return &Error{Kind: KindRemote, Endpoint: endpoint, Method: method, RPC: resp.Error}
 	}
-	if reply == nil {
+	if reply == nil || decoded {
 		return nil
 	}
 	if raw, ok := reply.(*jsontext.Value); ok {

@@ -158,8 +158,9 @@ func (m *Mux) serveOne(ctx context.Context, in *protocol.Incoming, peer Peer, sh
 // dispatch resolves the method, decodes and validates the params, calls the
 // handler and appends its encoded result to dst.
 func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, shared *protocol.Broadcast, dst []byte) ([]byte, *protocol.RPCError) {
-	r := &Request{Method: req.Method, Params: req.Params, Peer: peer}
+	r := &Request{Method: req.Method, Params: req.Params, Peer: peer, decoded: req.Decoded}
 	if r.Method == protocol.MethodToolsCall {
+		r.decoded = nil
 		tc, err := protocol.DecodeToolCall(req.Params)
 		if err != nil {
 			e := protocol.ToRPCError(protocol.Errorf(protocol.ErrInvalidMessageFormat, "%s", err))
@@ -252,9 +253,13 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 	}
 	var msg protocol.Message
 	if known {
-		var err error
-		if msg, err = protocol.DecodeMessage(typ, r.Params); err != nil {
-			return nil, protocol.ToRPCError(err)
+		if d := r.decoded; d != nil && d.Type() == protocol.Canonical(typ) {
+			msg = d // decoded as the request was read
+		} else {
+			var err error
+			if msg, err = protocol.DecodeMessage(typ, r.Params); err != nil {
+				return nil, protocol.ToRPCError(err)
+			}
 		}
 	}
 	// params.message_type decides when it is present.

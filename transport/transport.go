@@ -36,6 +36,11 @@ type Request struct {
 	// as MCP content.
 	MCP  bool
 	Peer Peer
+
+	// decoded is the params decoded while the request was read
+	// (protocol.Request.Decoded), for resolve to use instead of decoding
+	// them again.
+	decoded protocol.Message
 }
 
 // Handler serves one league request. The value it returns is encoded as
