@@ -273,3 +273,44 @@ func FuzzSkimmedMembers(f *testing.F) {
 		sameResponse(t, body)
 	})
 }
+
+// TestSkimString: skimString ends a string where the byte-by-byte rule
+// does (the first quote not escaped), for every string over quotes,
+// backslashes and two other bytes up to 9 long, at every offset into an
+// 8-byte word.
+func TestSkimString(t *testing.T) {
+	want := func(b []byte) int { // index just past the closing quote, or -1
+		for i := 1; i < len(b); i++ {
+			switch b[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+		return -1
+	}
+	alphabet := []byte{'a', '"', '\\', 0xc3}
+	var body []byte
+	var walk func(n int)
+	walk = func(n int) {
+		for pad := range 8 {
+			in := append(append(bytes.Repeat([]byte{' '}, pad), '"'), body...)
+			s := scanner{b: in, i: pad}
+			ok := s.skimString()
+			w := want(in[pad:])
+			if (w >= 0) != ok || (ok && s.i != pad+w) {
+				t.Fatalf("skimString(%q) = %v at %d, want end %d", in[pad:], ok, s.i-pad, w)
+			}
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			body = append(body, c)
+			walk(n - 1)
+			body = body[:len(body)-1]
+		}
+	}
+	walk(9)
+}
