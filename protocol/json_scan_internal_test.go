@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"testing"
@@ -191,21 +193,46 @@ func sameRequest(t *testing.T, obj []byte) {
 	}
 }
 
-// sameResponse checks DecodeResponseInto against DecodeResponse followed
-// by DecodeInto, for a reply of every generated type.
+// decodeResponseByJSON is DecodeResponse without the scanner: the
+// reference.
+func decodeResponseByJSON(body []byte) (Response, error) {
+	body = trimJSONSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return Response{}, errors.New("response is not a JSON-RPC object")
+	}
+	var w wireResponse
+	if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
+		return Response{}, fmt.Errorf("response is not valid JSON: %s", describeSyntax(err))
+	}
+	return readResponse([3]jsontext.Value{w.Result, w.Error, w.ID})
+}
+
+// sameResponse checks DecodeResponse, and DecodeResponseInto for a reply
+// of each of some generated types and none, against the reference
+// followed by DecodeInto.
 func sameResponse(t *testing.T, body []byte) {
 	t.Helper()
-	for _, mt := range []MessageType{TypeGameJoinAck, TypeChooseParityResponse, TypeStartMatchAck, TypeMatchResultReportAck} {
-		got := New(mt)
-		r, decoded, err := DecodeResponseInto(body, got)
-		want := New(mt)
-		wr, werr := DecodeResponse(body)
+	for _, mt := range []MessageType{"", TypeGameJoinAck, TypeChooseParityResponse, TypeStartMatchAck, TypeMatchResultReportAck} {
+		var got, want Message
+		var r Response
+		var decoded bool
+		var err error
+		if mt == "" {
+			r, err = DecodeResponse(body)
+		} else {
+			got, want = New(mt), New(mt)
+			r, decoded, err = DecodeResponseInto(body, got)
+		}
+		wr, werr := decodeResponseByJSON(body)
+		if err != nil && werr != nil && err.Error() != werr.Error() {
+			t.Fatalf("errors differ on\n%s\ngot  %v\nwant %v", body, err, werr)
+		}
 		if (err == nil) != (werr == nil) || !bytes.Equal(r.Result, wr.Result) || !bytes.Equal(r.ID, wr.ID) ||
 			!reflect.DeepEqual(r.Error, wr.Error) {
 			t.Fatalf("DecodeResponseInto differs on\n%s\ngot  %+v, %v\nwant %+v, %v", body, r, err, wr, werr)
 		}
 		if !decoded {
-			if !reflect.DeepEqual(got, New(mt)) {
+			if mt != "" && !reflect.DeepEqual(got, New(mt)) {
 				t.Fatalf("a reply not decoded was changed: %#v", got)
 			}
 			continue

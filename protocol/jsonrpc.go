@@ -577,18 +577,43 @@ type mcpResult struct {
 // result (content[0].text holding JSON, or structuredContent) is unwrapped
 // to the reply inside it, and an MCP isError result becomes an error.
 func DecodeResponse(body []byte) (Response, error) {
+	r, _, err := DecodeResponseInto(body, nil)
+	return r, err
+}
+
+// DecodeResponseInto is DecodeResponse, and for a result that reply (a
+// pointer to a message struct) can be decoded from by the generated
+// decoder, that decoding too, done in the same pass: decoded reports it.
+// Otherwise (reply nil or of another type, an error, an MCP result, input
+// the generated decoder declines) the caller decodes the result as after
+// DecodeResponse, and reply is as it was.
+func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err error) {
 	body = trimJSONSpace(body)
 	if len(body) == 0 || body[0] != '{' {
-		return Response{}, errors.New("response is not a JSON-RPC object")
+		return Response{}, false, errors.New("response is not a JSON-RPC object")
 	}
+	// The result is skimmed, then checked in full: by the reply's decoder
+	// when it takes it, else by checkLenient; anything invalid goes to
+	// json, which gives the error.
 	var m [3]jsontext.Value
-	if !readMembersFast(body, false, responseMember, m[:], -1) {
+	ok := readMembersFast(body, false, responseMember, m[:], 0)
+	if ok && reply != nil && (m[1] == nil || string(m[1]) == "null") && len(m[0]) > 0 && m[0][0] == '{' &&
+		!bytes.Contains(m[0], []byte(`"content"`)) && decodeGenerated(m[0], reply) {
+		return Response{ID: m[2], Result: m[0]}, true, nil
+	}
+	if !ok || (m[0] != nil && !checkLenient(m[0])) {
 		var w wireResponse // only here: the fast path keeps m on the stack
 		if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
-			return Response{}, fmt.Errorf("response is not valid JSON: %s", describeSyntax(err))
+			return Response{}, false, fmt.Errorf("response is not valid JSON: %s", describeSyntax(err))
 		}
 		m = [3]jsontext.Value{w.Result, w.Error, w.ID}
 	}
+	r, err = readResponse(m)
+	return r, false, err
+}
+
+// readResponse makes a Response of the result, error and id members.
+func readResponse(m [3]jsontext.Value) (Response, error) {
 	w := wireResponse{Result: m[0], Error: m[1], ID: m[2]}
 	r := Response{ID: w.ID}
 	switch w.Error.Kind() {
@@ -616,21 +641,6 @@ func DecodeResponse(body []byte) (Response, error) {
 		return unwrapMCP(r)
 	}
 	return r, nil
-}
-
-// DecodeResponseInto is DecodeResponse, and for a result that reply (a
-// pointer to a message struct) can be decoded from by the generated
-// decoder, that decoding too, done in the same pass: decoded reports it.
-// Otherwise the caller decodes the result as after DecodeResponse.
-func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err error) {
-	var m [3]jsontext.Value
-	if readMembersFast(body, false, responseMember, m[:], 0) && (m[1] == nil || string(m[1]) == "null") &&
-		len(m[0]) > 0 && m[0][0] == '{' && !bytes.Contains(m[0], []byte(`"content"`)) && decodeGenerated(m[0], reply) {
-		// The generated decoder checked the skimmed result in full.
-		return Response{ID: m[2], Result: m[0]}, true, nil
-	}
-	r, err = DecodeResponse(body)
-	return r, false, err
 }
 
 func unwrapMCP(r Response) (Response, error) {
