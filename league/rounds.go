@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leaguectl/leaguectl/internal/gopool"
@@ -484,18 +485,25 @@ func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, msg
 		m.log.LogAttrs(ctx, slog.LevelError, "cannot encode a broadcast", slog.String("method", method), slog.Any("error", err))
 		return
 	}
-	sem := make(chan struct{}, m.opts.BroadcastConcurrency)
+	// BroadcastConcurrency workers take the recipients in order: as many
+	// calls in flight as a goroutine per recipient behind a semaphore, for
+	// a goroutine hand-over per worker instead of one per recipient.
 	wg := gopool.Group{Pool: &m.pool}
 	dl := deadlines{parent: ctx, timeout: m.opts.CallTimeout}
 	defer dl.stop()
-	for _, a := range to {
-		params := b.To(m.tokenFor(a))
-		sem <- struct{}{}
+	var next atomic.Int64
+	for range min(m.opts.BroadcastConcurrency, len(to)) {
 		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := m.caller.Call(dl.get(), a.endpoint, method, params, nil); err != nil {
-				m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", method),
-					slog.String("agent_id", a.id), slog.String("error", err.Error()))
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(to) {
+					return
+				}
+				a := to[i]
+				if err := m.caller.Call(dl.get(), a.endpoint, method, b.To(m.tokenFor(a)), nil); err != nil {
+					m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", method),
+						slog.String("agent_id", a.id), slog.String("error", err.Error()))
+				}
 			}
 		})
 	}
