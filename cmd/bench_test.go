@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/internal/cputime"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
@@ -27,7 +28,7 @@ func BenchmarkLeague(b *testing.B) {
 			strategies := strategiesOfB(b, "random")
 			var matches int
 			var sent transport.Stats
-			start, cpu := time.Now(), cpuTime()
+			start, cpu := time.Now(), cputime.Process()
 			for b.Loop() {
 				n := transporttest.Mem()
 				if c.net == "http" {
@@ -51,7 +52,7 @@ func BenchmarkLeague(b *testing.B) {
 			b.ReportMetric(float64(matches)/time.Since(start).Seconds(), "matches/s")
 			// CPU time is steadier than wall time on a shared machine: the
 			// number to compare changes by.
-			b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(matches), "cpu-us/match")
+			b.ReportMetric(float64((cputime.Process()-cpu).Microseconds())/float64(matches), "cpu-us/match")
 			// What a league costs on a network: its messages, and the bytes
 			// of their params, which grow with the cube of the players
 			// (every round, N standings rows to N players); in memory the

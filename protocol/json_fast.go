@@ -77,37 +77,14 @@ func plainASCII[T string | []byte](s T) bool {
 // appendStringMap appends m with its keys sorted, as json does with
 // json.Deterministic; a nil map is {}.
 func appendStringMap(b []byte, m map[string]string) ([]byte, bool) {
-	b = append(b, '{')
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var ok bool
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if b, ok = appendString(b, k); !ok {
-			return b, false
-		}
-		b = append(b, ':')
-		if b, ok = appendString(b, m[k]); !ok {
-			return b, false
-		}
-	}
-	return append(b, '}'), true
+	return appendSorted(b, m, appendString)
 }
 
 // appendAnyMap appends m as json encodes it with sorted keys. Values that
 // are strings, booleans, nil, ints or whole float64s (a score: 3, not 3.0)
 // are written here; a map holding anything else goes to json whole.
 func appendAnyMap(b []byte, m map[string]any) ([]byte, bool) {
-	if m == nil {
-		return append(b, "{}"...), true
-	}
-	keys := make([]string, 0, len(m))
-	for k, v := range m {
+	for _, v := range m {
 		switch v := v.(type) {
 		case nil, string, bool, int:
 		case float64:
@@ -117,6 +94,30 @@ func appendAnyMap(b []byte, m map[string]any) ([]byte, bool) {
 		default:
 			return appendAny(b, m)
 		}
+	}
+	return appendSorted(b, m, appendPlain)
+}
+
+// appendPlain appends one of the values appendAnyMap writes itself.
+func appendPlain(b []byte, v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case string:
+		return appendString(b, v)
+	case bool:
+		return strconv.AppendBool(b, v), true
+	case int:
+		return strconv.AppendInt(b, int64(v), 10), true
+	case float64:
+		return strconv.AppendFloat(b, v, 'f', -1, 64), true // -0 stays -0, as json writes it
+	}
+	return append(b, "null"...), true
+}
+
+// appendSorted appends m as an object with its keys sorted, each value
+// written by value; a nil map is {}.
+func appendSorted[V any](b []byte, m map[string]V, value func([]byte, V) ([]byte, bool)) ([]byte, bool) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
@@ -130,19 +131,8 @@ func appendAnyMap(b []byte, m map[string]any) ([]byte, bool) {
 			return b, false
 		}
 		b = append(b, ':')
-		switch v := m[k].(type) {
-		case nil:
-			b = append(b, "null"...)
-		case string:
-			if b, ok = appendString(b, v); !ok {
-				return b, false
-			}
-		case bool:
-			b = strconv.AppendBool(b, v)
-		case int:
-			b = strconv.AppendInt(b, int64(v), 10)
-		case float64:
-			b = strconv.AppendFloat(b, v, 'f', -1, 64) // -0 stays -0, as json writes it
+		if b, ok = value(b, m[k]); !ok {
+			return b, false
 		}
 	}
 	return append(b, '}'), true

@@ -367,10 +367,25 @@ func (s *scanner) stringMap() map[string]string {
 	if s.null() {
 		return nil
 	}
+	return readMap(s, (*scanner).string)
+}
+
+// anyMap reads an object as json decodes it into a nil map[string]any, or
+// null (nil).
+func (s *scanner) anyMap() map[string]any {
+	if s.null() {
+		return nil
+	}
+	return readMap(s, (*scanner).any)
+}
+
+// readMap reads an object into a new map, each value read by value; a
+// name given twice is declined, as json refuses it.
+func readMap[V any](s *scanner, value func(*scanner) V) map[string]V {
 	if !s.objectStart() {
 		return nil
 	}
-	m := make(map[string]string)
+	m := make(map[string]V)
 	for n := 0; ; n++ {
 		name, ok := s.member(n)
 		if !ok {
@@ -381,25 +396,11 @@ func (s *scanner) stringMap() map[string]string {
 			s.fail()
 			return nil
 		}
-		m[k] = s.string()
+		m[k] = value(s)
 		if s.bad {
 			return nil
 		}
 	}
-}
-
-// anyMap reads an object as json decodes it into a nil map[string]any, or
-// null (nil).
-func (s *scanner) anyMap() map[string]any {
-	if s.null() {
-		return nil
-	}
-	if s.peek() != '{' {
-		s.fail()
-		return nil
-	}
-	m, _ := s.any().(map[string]any)
-	return m
 }
 
 // any reads a value as json decodes it into an empty interface: objects
@@ -407,25 +408,10 @@ func (s *scanner) anyMap() map[string]any {
 func (s *scanner) any() any {
 	switch c := s.peek(); {
 	case c == '{':
-		if !s.objectStart() {
-			return nil
+		if m := readMap(s, (*scanner).any); m != nil {
+			return m
 		}
-		m := make(map[string]any)
-		for n := 0; ; n++ {
-			name, ok := s.member(n)
-			if !ok {
-				return m
-			}
-			k := string(name)
-			if _, dup := m[k]; dup {
-				s.fail()
-				return nil
-			}
-			m[k] = s.any()
-			if s.bad {
-				return nil
-			}
-		}
+		return nil
 	case c == '[':
 		if !s.arrayStart() {
 			return nil

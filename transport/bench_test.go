@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaguectl/leaguectl/internal/cputime"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
@@ -38,7 +39,7 @@ func benchCall(b *testing.B, nw *transporttest.Net, call *protocol.ChooseParityC
 		ctx := context.Background()
 		ep := l.Endpoint()
 		b.ReportAllocs()
-		cpu := cpuTime()
+		cpu := cputime.Process()
 		for b.Loop() {
 			var resp protocol.ChooseParityResponse
 			if err := c.Call(ctx, ep, protocol.MethodChooseParity, call, &resp); err != nil {
@@ -47,6 +48,6 @@ func benchCall(b *testing.B, nw *transporttest.Net, call *protocol.ChooseParityC
 		}
 		// CPU time is steadier than wall time on a shared machine, and
 		// counts what the hand-overs between goroutines cost on every core.
-		b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64((cputime.Process()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"iter"
 	"reflect"
 	"slices"
 	"strings"
@@ -107,29 +108,49 @@ func (g *gen) structType(t reflect.Type) {
 // fields writes the members of struct t, held in v; an embedded struct's
 // come from its own appendMembers.
 func (g *gen) fields(b *strings.Builder, t reflect.Type) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		tag := f.Tag.Get("json")
-		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+	for f := range jsonFields(t) {
+		if f.embedded {
 			g.structType(f.Type)
 			fmt.Fprintf(b, "\tif b, ok = v.%s.appendMembers(b, start); !ok {\n\t\treturn b, false\n\t}\n", f.Name)
 			continue
 		}
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
+		name, opts := f.name, f.opts
 		omitzero := slices.Contains(strings.Split(opts, ","), "omitzero")
 		if slices.ContainsFunc(strings.Split(opts, ","), func(o string) bool { return o != "" && o != "omitzero" }) {
 			panic(fmt.Sprintf("%s.%s: option %q is not supported", t.Name(), f.Name, opts))
 		}
 		g.field(b, "v."+f.Name, f.Type, name, omitzero)
+	}
+}
+
+// jsonField is a struct field as json sees it: a member with its name and
+// options, or an embedded struct whose members are inlined.
+type jsonField struct {
+	reflect.StructField
+	name, opts string
+	embedded   bool
+}
+
+// jsonFields yields the exported fields of struct t that json encodes and
+// decodes, in order.
+func jsonFields(t reflect.Type) iter.Seq[jsonField] {
+	return func(yield func(jsonField) bool) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if !f.IsExported() || tag == "-" {
+				continue
+			}
+			jf := jsonField{StructField: f}
+			if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+				jf.embedded = true
+			} else if jf.name, jf.opts, _ = strings.Cut(tag, ","); jf.name == "" {
+				jf.name = f.Name
+			}
+			if !yield(jf) {
+				return
+			}
+		}
 	}
 }
 
@@ -255,24 +276,12 @@ type decMember struct {
 func members(t reflect.Type, x string) []decMember {
 	var own []decMember
 	var embedded [][]decMember
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		tag := f.Tag.Get("json")
-		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+	for f := range jsonFields(t) {
+		if f.embedded {
 			embedded = append(embedded, members(f.Type, x+"."+f.Name))
 			continue
 		}
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
-		own = append(own, decMember{name, x + "." + f.Name, f.Type})
+		own = append(own, decMember{f.name, x + "." + f.Name, f.Type})
 	}
 	taken := map[string]bool{}
 	for _, m := range own {
