@@ -57,17 +57,11 @@ func sameMembers(t *testing.T, obj []byte) {
 // interop captures goes through the fast reader, and as json reads it.
 func TestReadMembersFastTakesCaptures(t *testing.T) {
 	taken := 0
-	for _, name := range []string{"dialect-a.jsonl", "dialect-b.jsonl"} {
-		b, err := os.ReadFile("../testdata/interop/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for line := range bytes.SplitSeq(bytes.TrimSpace(b), []byte("\n")) {
-			sameMembers(t, line)
-			var m [3]jsontext.Value
-			if readMembersFast(line, false, responseMember, m[:], -1) {
-				taken++
-			}
+	for _, line := range interopLines(t) {
+		sameMembers(t, line)
+		var m [3]jsontext.Value
+		if readMembersFast(line, false, responseMember, m[:], -1) {
+			taken++
 		}
 	}
 	if taken == 0 {
@@ -78,14 +72,8 @@ func TestReadMembersFastTakesCaptures(t *testing.T) {
 // FuzzReadMembersFast: on any body, the fast member reader agrees with
 // json or leaves the body to it.
 func FuzzReadMembersFast(f *testing.F) {
-	for _, name := range []string{"dialect-a.jsonl", "dialect-b.jsonl"} {
-		b, err := os.ReadFile("../testdata/interop/" + name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for line := range bytes.SplitSeq(bytes.TrimSpace(b), []byte("\n")) {
-			f.Add(line)
-		}
+	for _, line := range interopLines(f) {
+		f.Add(line)
 	}
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"x","params":{"a":1,"a":2},"id":1,"id":2}`))
 	f.Add([]byte(`{"result":{"k":[1,2,{"k":null}]},"result":true,"error":null, "id" : "7" } `))
@@ -261,13 +249,7 @@ func TestSkimmedMembers(t *testing.T) {
 		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1"]},"id":7}`),
 		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1\\"},"id":7}`),
 	}
-	for _, name := range []string{"dialect-a.jsonl", "dialect-b.jsonl"} {
-		b, err := os.ReadFile("../testdata/interop/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bodies = append(bodies, bytes.Split(bytes.TrimSpace(b), []byte("\n"))...)
-	}
+	bodies = append(bodies, interopLines(t)...)
 	decoded := 0
 	for _, body := range bodies {
 		sameRequest(t, body)
@@ -286,14 +268,8 @@ func TestSkimmedMembers(t *testing.T) {
 func FuzzSkimmedMembers(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"handle_game_invitation","params":{"round_id":1,"match_id":"R1M1","x":[1,{"y":"\"]"}]},"id":1}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1","accept":true,"player_id":"P01"},"error":null,"id":1}`))
-	for _, name := range []string{"dialect-a.jsonl", "dialect-b.jsonl"} {
-		b, err := os.ReadFile("../testdata/interop/" + name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for line := range bytes.SplitSeq(bytes.TrimSpace(b), []byte("\n")) {
-			f.Add(line)
-		}
+	for _, line := range interopLines(f) {
+		f.Add(line)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		sameRequest(t, body)
@@ -340,4 +316,19 @@ func TestSkimString(t *testing.T) {
 		}
 	}
 	walk(9)
+}
+
+// interopLines are the requests and responses of both interop captures,
+// one per line.
+func interopLines(tb testing.TB) [][]byte {
+	tb.Helper()
+	var lines [][]byte
+	for _, name := range []string{"dialect-a.jsonl", "dialect-b.jsonl"} {
+		b, err := os.ReadFile("../testdata/interop/" + name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		lines = append(lines, bytes.Split(bytes.TrimSpace(b), []byte("\n"))...)
+	}
+	return lines
 }
