@@ -252,8 +252,8 @@ func checkEmbedding(t reflect.Type) {
 	for _, m := range members(t, "v") {
 		all[m.name]++
 	}
-	var walk func(t reflect.Type, depth int)
-	walk = func(t reflect.Type, depth int) {
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			tag := f.Tag.Get("json")
@@ -270,10 +270,10 @@ func checkEmbedding(t reflect.Type) {
 			if !f.IsExported() {
 				panic(fmt.Sprintf("%s.%s: unexported embedded struct is not supported", t.Name(), f.Name))
 			}
-			walk(ft, depth+1)
+			walk(ft)
 		}
 	}
-	walk(t, 0)
+	walk(t)
 	// Every member the flattening writes must be one json writes: count the
 	// names the embedded appendMembers would write against those kept.
 	written := map[string]int{}
