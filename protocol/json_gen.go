@@ -190,6 +190,9 @@ func (v *Ack) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *Ack) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -295,6 +298,9 @@ func (v *Champion) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *Champion) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -333,7 +339,7 @@ func (v *Champion) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 2
-			v.Points = int(s.int())
+			v.Points = int(s.goInt())
 		default:
 			if !other.add(name) || !s.skip() {
 				return false
@@ -393,6 +399,9 @@ func (v *ChooseParityCall) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *ChooseParityCall) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -538,6 +547,9 @@ func (v *ChooseParityResponse) appendMembers(b []byte, start int) ([]byte, bool)
 }
 
 func (v *ChooseParityResponse) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -687,6 +699,9 @@ func (v *Envelope) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *Envelope) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -827,6 +842,9 @@ func (v *GameError) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *GameError) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -1005,6 +1023,9 @@ func (v *GameInvitation) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *GameInvitation) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -1031,7 +1052,7 @@ func (v *GameInvitation) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			v.RoundID = int(s.int())
+			v.RoundID = int(s.goInt())
 		case "match_id":
 			if seen&(1<<1) != 0 {
 				return false
@@ -1161,6 +1182,9 @@ func (v *GameJoinAck) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *GameJoinAck) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -1353,6 +1377,9 @@ func (v *GameOver) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *GameOver) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -1379,7 +1406,7 @@ func (v *GameOver) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			v.RoundID = int(s.int())
+			v.RoundID = int(s.goInt())
 		case "match_id":
 			if seen&(1<<1) != 0 {
 				return false
@@ -1581,6 +1608,9 @@ func (v *GameResult) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *GameResult) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -1633,7 +1663,7 @@ func (v *GameResult) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				p0 := new(int)
-				*p0 = int(s.int())
+				*p0 = int(s.goInt())
 				v.DrawnNumber = p0
 			}
 		case "number_parity":
@@ -1677,7 +1707,7 @@ func (v *GameResult) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				p0 := new(int)
-				*p0 = int(s.int())
+				*p0 = int(s.goInt())
 				v.PointsAwarded = p0
 			}
 		case "reason":
@@ -1738,6 +1768,9 @@ func (v *LeagueCompleted) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *LeagueCompleted) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -1764,13 +1797,13 @@ func (v *LeagueCompleted) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			v.TotalRounds = int(s.int())
+			v.TotalRounds = int(s.goInt())
 		case "total_matches":
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
-			v.TotalMatches = int(s.int())
+			v.TotalMatches = int(s.goInt())
 		case "champion":
 			if seen&(1<<2) != 0 {
 				return false
@@ -1907,6 +1940,9 @@ func (v *LeagueError) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *LeagueError) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -2046,6 +2082,9 @@ func (v *LeagueQuery) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *LeagueQuery) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -2177,6 +2216,9 @@ func (v *LeagueQueryResponse) appendMembers(b []byte, start int) ([]byte, bool) 
 }
 
 func (v *LeagueQueryResponse) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -2293,6 +2335,9 @@ func (v *LeagueRegisterRequest) appendMembers(b []byte, start int) ([]byte, bool
 }
 
 func (v *LeagueRegisterRequest) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -2418,6 +2463,9 @@ func (v *LeagueRegisterResponse) appendMembers(b []byte, start int) ([]byte, boo
 }
 
 func (v *LeagueRegisterResponse) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -2549,6 +2597,9 @@ func (v *LeagueStandingsUpdate) appendMembers(b []byte, start int) ([]byte, bool
 }
 
 func (v *LeagueStandingsUpdate) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -2575,7 +2626,7 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			v.RoundID = int(s.int())
+			v.RoundID = int(s.goInt())
 		case "standings":
 			if seen&(1<<1) != 0 {
 				return false
@@ -2686,6 +2737,9 @@ func (v *MatchRef) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *MatchRef) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -2803,6 +2857,9 @@ func (v *MatchResult) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *MatchResult) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -2929,6 +2986,9 @@ func (v *MatchResultReport) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *MatchResultReport) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -2955,7 +3015,7 @@ func (v *MatchResultReport) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			v.RoundID = int(s.int())
+			v.RoundID = int(s.goInt())
 		case "match_id":
 			if seen&(1<<1) != 0 {
 				return false
@@ -3070,6 +3130,9 @@ func (v *MatchResultReportAck) appendMembers(b []byte, start int) ([]byte, bool)
 }
 
 func (v *MatchResultReportAck) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -3193,6 +3256,9 @@ func (v *ParityContext) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *ParityContext) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -3225,7 +3291,7 @@ func (v *ParityContext) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 1
-			v.RoundID = int(s.int())
+			v.RoundID = int(s.goInt())
 		case "your_standings":
 			if seen&(1<<2) != 0 {
 				return false
@@ -3304,6 +3370,9 @@ func (v *PlayerMeta) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *PlayerMeta) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -3408,6 +3477,9 @@ func (v *QueryParams) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *QueryParams) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -3486,6 +3558,9 @@ func (v *RefereeMeta) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *RefereeMeta) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -3551,7 +3626,7 @@ func (v *RefereeMeta) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 4
-			v.MaxConcurrentMatches = int(s.int())
+			v.MaxConcurrentMatches = int(s.goInt())
 		default:
 			if !other.add(name) || !s.skip() {
 				return false
@@ -3589,6 +3664,9 @@ func (v *RefereeRegisterRequest) appendMembers(b []byte, start int) ([]byte, boo
 }
 
 func (v *RefereeRegisterRequest) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -3714,6 +3792,9 @@ func (v *RefereeRegisterResponse) appendMembers(b []byte, start int) ([]byte, bo
 }
 
 func (v *RefereeRegisterResponse) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -3874,6 +3955,9 @@ func (v *ResultDetails) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *ResultDetails) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -3906,7 +3990,7 @@ func (v *ResultDetails) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				p0 := new(int)
-				*p0 = int(s.int())
+				*p0 = int(s.goInt())
 				v.DrawnNumber = p0
 			}
 		case "parity":
@@ -4002,6 +4086,9 @@ func (v *RetryInfo) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *RetryInfo) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -4028,13 +4115,13 @@ func (v *RetryInfo) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			v.RetryCount = int(s.int())
+			v.RetryCount = int(s.goInt())
 		case "max_retries":
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
-			v.MaxRetries = int(s.int())
+			v.MaxRetries = int(s.goInt())
 		case "next_retry_at":
 			if seen&(1<<2) != 0 {
 				return false
@@ -4052,7 +4139,7 @@ func (v *RetryInfo) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				p0 := new(int)
-				*p0 = int(s.int())
+				*p0 = int(s.goInt())
 				v.TotalDelaySec = p0
 			}
 		default:
@@ -4097,6 +4184,9 @@ func (v *RoundAnnouncement) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *RoundAnnouncement) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -4123,7 +4213,7 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			v.RoundID = int(s.int())
+			v.RoundID = int(s.goInt())
 		case "matches":
 			if seen&(1<<1) != 0 {
 				return false
@@ -4237,6 +4327,9 @@ func (v *RoundCompleted) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *RoundCompleted) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -4263,13 +4356,13 @@ func (v *RoundCompleted) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			v.RoundID = int(s.int())
+			v.RoundID = int(s.goInt())
 		case "matches_completed":
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
-			v.MatchesCompleted = int(s.int())
+			v.MatchesCompleted = int(s.goInt())
 		case "next_round_id":
 			if seen&(1<<2) != 0 {
 				return false
@@ -4281,7 +4374,7 @@ func (v *RoundCompleted) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				p0 := new(int)
-				*p0 = int(s.int())
+				*p0 = int(s.goInt())
 				v.NextRoundID = p0
 			}
 		case "summary":
@@ -4375,6 +4468,9 @@ func (v *RoundSummary) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *RoundSummary) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -4401,25 +4497,25 @@ func (v *RoundSummary) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			v.TotalMatches = int(s.int())
+			v.TotalMatches = int(s.goInt())
 		case "wins":
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
-			v.Wins = int(s.int())
+			v.Wins = int(s.goInt())
 		case "draws":
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
-			v.Draws = int(s.int())
+			v.Draws = int(s.goInt())
 		case "technical_losses":
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
-			v.TechnicalLosses = int(s.int())
+			v.TechnicalLosses = int(s.goInt())
 		default:
 			if !other.add(name) || !s.skip() {
 				return false
@@ -4476,6 +4572,9 @@ func (v *StandingRow) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *StandingRow) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -4502,7 +4601,7 @@ func (v *StandingRow) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			v.Rank = int(s.int())
+			v.Rank = int(s.goInt())
 		case "player_id":
 			if seen&(1<<1) != 0 {
 				return false
@@ -4520,43 +4619,43 @@ func (v *StandingRow) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 3
-			v.Played = int(s.int())
+			v.Played = int(s.goInt())
 		case "matches_played":
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
-			v.MatchesPlayed = int(s.int())
+			v.MatchesPlayed = int(s.goInt())
 		case "wins":
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
-			v.Wins = int(s.int())
+			v.Wins = int(s.goInt())
 		case "draws":
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
-			v.Draws = int(s.int())
+			v.Draws = int(s.goInt())
 		case "losses":
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
-			v.Losses = int(s.int())
+			v.Losses = int(s.goInt())
 		case "technical_losses":
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
-			v.TechnicalLosses = int(s.int())
+			v.TechnicalLosses = int(s.goInt())
 		case "points":
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
-			v.Points = int(s.int())
+			v.Points = int(s.goInt())
 		default:
 			if !other.add(name) || !s.skip() {
 				return false
@@ -4660,6 +4759,9 @@ func (v *StartMatch) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *StartMatch) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -4692,7 +4794,7 @@ func (v *StartMatch) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 1
-			v.RoundID = int(s.int())
+			v.RoundID = int(s.goInt())
 		case "game_type":
 			if seen&(1<<2) != 0 {
 				return false
@@ -4854,6 +4956,9 @@ func (v *StartMatchAck) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *StartMatchAck) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -4979,6 +5084,9 @@ func (v *TechnicalLoss) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *TechnicalLoss) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -5056,6 +5164,9 @@ func (v *YourStandings) appendMembers(b []byte, start int) ([]byte, bool) {
 }
 
 func (v *YourStandings) decodeJSON(data []byte) bool {
+	if v == nil {
+		return false
+	}
 	saved := *v
 	s := scanner{b: data}
 	if v.decodeFast(&s) && s.end() {
@@ -5082,19 +5193,19 @@ func (v *YourStandings) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			v.Wins = int(s.int())
+			v.Wins = int(s.goInt())
 		case "losses":
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
-			v.Losses = int(s.int())
+			v.Losses = int(s.goInt())
 		case "draws":
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
-			v.Draws = int(s.int())
+			v.Draws = int(s.goInt())
 		default:
 			if !other.add(name) || !s.skip() {
 				return false

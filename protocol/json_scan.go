@@ -328,6 +328,17 @@ func (s *scanner) int() int64 {
 	return 0
 }
 
+// goInt is int for a Go int: a value out of its range (beyond 32 bits on
+// 32-bit platforms) is declined, as json refuses it.
+func (s *scanner) goInt() int {
+	n := s.int()
+	if int64(int(n)) != n {
+		s.fail()
+		return 0
+	}
+	return int(n)
+}
+
 // uint reads an unsigned integer or null (0).
 func (s *scanner) uint() uint64 {
 	switch c := s.peek(); {

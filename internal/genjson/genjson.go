@@ -106,8 +106,11 @@ func (g *gen) structType(t reflect.Type) {
 }
 
 // fields writes the members of struct t, held in v; an embedded struct's
-// come from its own appendMembers.
+// come from its own appendMembers, which writes all of them: a member of
+// an embedded struct that t's own fields shadow (json leaves it out) is
+// not supported.
 func (g *gen) fields(b *strings.Builder, t reflect.Type) {
+	checkEmbedding(t)
 	for f := range jsonFields(t) {
 		if f.embedded {
 			g.structType(f.Type)
@@ -261,6 +264,58 @@ func customDecode(t reflect.Type) bool {
 	return false
 }
 
+// checkEmbedding panics on the embeddings the generated code would get
+// wrong: json inlines embedded pointers to structs and unexported embedded
+// structs too, and drops a member of an embedded struct that a shallower
+// field names, which appendMembers would still write.
+func checkEmbedding(t reflect.Type) {
+	all := map[string]int{}
+	for _, m := range members(t, "v") {
+		all[m.name]++
+	}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if !f.Anonymous || tag != "" {
+				continue
+			}
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
+				panic(fmt.Sprintf("%s.%s: embedded pointer to struct is not supported", t.Name(), f.Name))
+			}
+			if ft.Kind() != reflect.Struct {
+				continue
+			}
+			if !f.IsExported() {
+				panic(fmt.Sprintf("%s.%s: unexported embedded struct is not supported", t.Name(), f.Name))
+			}
+			walk(ft)
+		}
+	}
+	walk(t)
+	// Every member the flattening writes must be one json writes: count the
+	// names the embedded appendMembers would write against those kept.
+	written := map[string]int{}
+	var names func(t reflect.Type)
+	names = func(t reflect.Type) {
+		for f := range jsonFields(t) {
+			if f.embedded {
+				names(f.Type)
+			} else {
+				written[f.name]++
+			}
+		}
+	}
+	names(t)
+	for name, n := range written {
+		if n != all[name] {
+			panic(fmt.Sprintf("%s: member %q is shadowed by a shallower field; the encoder does not support it", t.Name(), name))
+		}
+	}
+}
+
 // member is one JSON member of a struct, embedded structs' members
 // included.
 type decMember struct {
@@ -306,6 +361,8 @@ func members(t reflect.Type, x string) []decMember {
 // decoder writes the decodeJSON and decodeFast methods of struct t.
 func (g *gen) decoder(b *strings.Builder, t reflect.Type) {
 	fmt.Fprintf(b, "func (v *%s) decodeJSON(data []byte) bool {\n", t.Name())
+	// A nil pointer is left to json, which refuses it with an error.
+	b.WriteString("\tif v == nil {\n\t\treturn false\n\t}\n")
 	b.WriteString("\tsaved := *v\n\ts := scanner{b: data}\n\tif v.decodeFast(&s) && s.end() {\n\t\treturn true\n\t}\n\t*v = saved\n\treturn false\n}\n\n")
 	fmt.Fprintf(b, "func (v *%s) decodeFast(s *scanner) bool {\n", t.Name())
 	b.WriteString("\tif !s.objectStart() {\n\t\treturn false\n\t}\n")
@@ -349,7 +406,9 @@ func (g *gen) decodeValue(b *strings.Builder, x string, t reflect.Type, depth in
 	switch t.Kind() {
 	case reflect.String:
 		fmt.Fprintf(b, "%s = %s\n", x, convert(conv, "s.string()"))
-	case reflect.Int, reflect.Int64:
+	case reflect.Int:
+		fmt.Fprintf(b, "%s = %s(s.goInt())\n", x, orType(conv, t))
+	case reflect.Int64:
 		fmt.Fprintf(b, "%s = %s(s.int())\n", x, orType(conv, t))
 	case reflect.Uint64:
 		fmt.Fprintf(b, "%s = %s(s.uint())\n", x, orType(conv, t))
