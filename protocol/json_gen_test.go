@@ -154,8 +154,8 @@ func FuzzAppendJSON(f *testing.F) {
 // whole numbers, strings, booleans and nulls, is what json writes, at the
 // edges of number formatting too.
 func TestAppendJSONScores(t *testing.T) {
-	values := []any{0.0, math.Copysign(0, -1), 1.0, -1.0, 3.0, 1e20, 1e21, -1e21, 1 << 53, 0.5, 1e-7,
-		math.MaxInt64, math.MinInt64, 0, -3, "", "é\"<", "bad\xff", true, false, nil, []any{1.0}, map[string]any{}}
+	values := []any{0.0, math.Copysign(0, -1), 1.0, -1.0, 3.0, 1e20, 1e21, -1e21, float64(1 << 53), 0.5, 1e-7,
+		int64(math.MaxInt64), int64(math.MinInt64), math.MaxInt32, math.MinInt32, 0, -3, "", "é\"<", "bad\xff", true, false, nil, []any{1.0}, map[string]any{}}
 	for _, v := range values {
 		sameAsMarshal(t, &protocol.MatchResult{Score: map[string]any{"P01": v, "P02": 3.0, "\u2028": nil}})
 	}

@@ -23,7 +23,7 @@ import (
 )
 
 // at is a time of the test league, ns nanoseconds after 10:30:00 UTC.
-func at(ns int) time.Time { return time.Date(2025, 1, 15, 10, 30, 0, ns, time.UTC) }
+func at(ns int64) time.Time { return time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC).Add(time.Duration(ns)) }
 
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -303,7 +303,7 @@ func TestConcurrentWriters(t *testing.T) {
 		errs := make(chan error, 50)
 		want := map[string]league.ResultRecord{}
 		for i, p := range rounds[0] {
-			r := win(p, fmt.Sprintf("REF%02d", i%5+1), at(i))
+			r := win(p, fmt.Sprintf("REF%02d", i%5+1), at(int64(i)))
 			want[p.MatchID] = r
 			st := s
 			if i%2 == 1 {
@@ -348,7 +348,7 @@ func TestConcurrentWriters(t *testing.T) {
 		out := make(chan saved, 20)
 		start := make(chan struct{})
 		for i := range 20 {
-			r := win(p, fmt.Sprintf("REF%02d", i+1), at(i))
+			r := win(p, fmt.Sprintf("REF%02d", i+1), at(int64(i)))
 			if i%2 == 1 {
 				r.Winner, r.StatusA, r.StatusB = p.B, protocol.ResultLoss, protocol.ResultWin
 			}

@@ -156,7 +156,7 @@ func simulate(ctx context.Context, bin string, args ...string) (stats, time.Dura
 	}
 	var rss int64
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss << 10 // kilobytes on Linux
+		rss = int64(ru.Maxrss) << 10 // kilobytes on Linux
 	}
 	return res.Stats, wall, rss, nil
 }
