@@ -23,7 +23,9 @@ import (
 )
 
 // at is a time of the test league, ns nanoseconds after 10:30:00 UTC.
-func at(ns int64) time.Time { return time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC).Add(time.Duration(ns)) }
+func at(ns int64) time.Time {
+	return time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC).Add(time.Duration(ns))
+}
 
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
