@@ -144,7 +144,11 @@ func (p *pool) get(addr string) *pconn {
 		}
 		c := list[len(list)-1]
 		list[len(list)-1] = nil
-		p.idle[addr] = list[:len(list)-1]
+		if len(list) == 1 {
+			delete(p.idle, addr) // no key kept per address ever used
+		} else {
+			p.idle[addr] = list[:len(list)-1]
+		}
 		p.total--
 		p.mu.Unlock()
 		c.expiry.Stop() // its expiry finds it gone from the pool if already running
@@ -160,6 +164,10 @@ func (p *pool) get(addr string) *pconn {
 func (p *pool) put(c *pconn) {
 	if cap(c.wbuf) > keptWriteBuf {
 		c.wbuf = nil
+	}
+	if c.br.Buffered() > 0 { // bytes past the response: never another's answer
+		_ = c.nc.Close()
+		return
 	}
 	p.mu.Lock()
 	if p.idle == nil || len(p.idle[c.addr]) >= p.perHost || p.total >= p.maxTotal {
@@ -185,6 +193,9 @@ func (p *pool) expire(c *pconn) {
 		if x == c {
 			p.idle[c.addr] = append(list[:i], list[i+1:]...)
 			list[len(list)-1] = nil
+			if len(list) == 1 {
+				delete(p.idle, c.addr)
+			}
 			p.total--
 			p.mu.Unlock()
 			_ = c.nc.Close()
@@ -379,12 +390,18 @@ func readHead(br *bufio.Reader) (r response, err error) {
 		return r, fmt.Errorf("malformed HTTP status line %q", clipBytes(line))
 	}
 	minor := line[7]
+	if minor < '0' || minor > '9' {
+		return r, fmt.Errorf("malformed HTTP version %q", clipBytes(line[:8]))
+	}
 	code, err := strconv.Atoi(string(line[9:12]))
 	if err != nil || code < 100 {
 		return r, fmt.Errorf("malformed HTTP status code %q", clipBytes(line[9:12]))
 	}
-	r = response{status: code, length: -1, keepAlive: minor != '0'}
-	sawLength := false
+	r = response{status: code, length: -1}
+	sawLength, sawClose, sawKeepAlive := false, false, false
+	// ours: the previous header is one whose value decides framing or
+	// reuse, which an obsolete line folding would change.
+	ours, first := false, true
 	for {
 		line, err := readLine(br, &budget)
 		if err != nil {
@@ -397,21 +414,31 @@ func readHead(br *bufio.Reader) (r response, err error) {
 			break
 		}
 		if line[0] == ' ' || line[0] == '\t' {
-			continue // obsolete folding of a header that is not one of ours
+			// Obsolete folding: ignored on a header that is not one of
+			// ours; on one of ours, or before any header, the response
+			// is refused, as net/http does (RFC 9112 §5.2).
+			if ours || first {
+				return r, fmt.Errorf("malformed HTTP header %q", clipBytes(line))
+			}
+			continue
 		}
+		first = false
 		name, value, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
 			return r, fmt.Errorf("malformed HTTP header %q", clipBytes(line))
 		}
 		value = bytes.TrimSpace(value)
+		ours = false
 		switch {
 		case asciiEqualFold(name, "Content-Length"):
-			n, err := strconv.ParseInt(string(value), 10, 64)
-			if err != nil || n < 0 || (sawLength && n != r.length) {
+			ours = true
+			n, err := strconv.ParseUint(string(value), 10, 63) // no sign, as net/http
+			if err != nil || (sawLength && int64(n) != r.length) {
 				return r, fmt.Errorf("bad Content-Length %q", clipBytes(value))
 			}
-			r.length, sawLength = n, true
+			r.length, sawLength = int64(n), true
 		case asciiEqualFold(name, "Transfer-Encoding"):
+			ours = true
 			if len(value) == 0 {
 				continue
 			}
@@ -424,21 +451,25 @@ func readHead(br *bufio.Reader) (r response, err error) {
 			}
 			r.chunked = true
 		case asciiEqualFold(name, "Connection"):
+			ours = true
 			for tok := range bytes.SplitSeq(value, []byte(",")) {
 				tok = bytes.TrimSpace(tok)
 				switch {
 				case asciiEqualFold(tok, "close"):
-					r.keepAlive = false
-				case asciiEqualFold(tok, "keep-alive") && minor == '0':
-					r.keepAlive = true
+					sawClose = true
+				case asciiEqualFold(tok, "keep-alive"):
+					sawKeepAlive = true
 				}
 			}
 		}
 	}
+	// A close anywhere wins, in any order, as in net/http's shouldClose.
+	r.keepAlive = !sawClose && (minor != '0' || sawKeepAlive)
 	if r.chunked {
 		// A length beside chunking is ignored, and the connection not
-		// trusted with another request (RFC 9112 §6.3).
-		if sawLength {
+		// trusted with another request (RFC 9112 §6.3); nor after an
+		// HTTP/1.0 message with a Transfer-Encoding (§6.1).
+		if sawLength || minor == '0' {
 			r.keepAlive = false
 		}
 		r.length = -1
