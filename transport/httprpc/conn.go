@@ -39,6 +39,9 @@ const (
 	// maxResponseHeaderBytes bounds the status line and headers of a
 	// response.
 	maxResponseHeaderBytes = 1 << 20
+	// announcedUpFront is the largest announced body length given its
+	// room before it arrives.
+	announcedUpFront = 64 << 10
 	// maxInterim bounds the 1xx responses skipped before the final one.
 	maxInterim = 8
 	// maxTargets bounds the parsed endpoints a Client remembers.
@@ -344,9 +347,19 @@ func readResponse(br *bufio.Reader, limit int64) (status int, data []byte, keep 
 		if r.length > limit {
 			return 0, nil, false, errTooLarge
 		}
-		data = make([]byte, r.length)
-		_, err = io.ReadFull(br, data)
-		if err == io.ErrUnexpectedEOF {
+		if r.length <= announcedUpFront {
+			data = make([]byte, r.length)
+			_, err = io.ReadFull(br, data)
+		} else {
+			// A length announced is not a body sent: the room grows with
+			// what arrives, so a peer that announces 8 MiB and sends
+			// nothing costs nothing.
+			data, err = io.ReadAll(io.LimitReader(br, r.length))
+			if err == nil && int64(len(data)) < r.length {
+				err = io.ErrUnexpectedEOF
+			}
+		}
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
 			err = errClosedByPeer
 		}
 	default: // the body runs to the end of the connection

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -191,4 +192,26 @@ func FuzzReadResponse(f *testing.F) {
 			t.Fatalf("%d bytes of body over the limit of %d", len(data), limit)
 		}
 	})
+}
+
+// TestAnnouncedLengthNotAllocated: a response that announces a large body
+// and sends little of it fails as closed early, and the client's room for
+// it grew with what came, not with what was announced.
+func TestAnnouncedLengthNotAllocated(t *testing.T) {
+	is := is.New(t)
+	head := "HTTP/1.1 200 OK\r\nContent-Length: 8000000\r\n\r\n"
+	_, _, _, err := readResponse(bufio.NewReader(strings.NewReader(head+"{}")), 8<<20)
+	is.True(errors.Is(err, errClosedByPeer))
+	var ms1, ms2 runtime.MemStats
+	runtime.ReadMemStats(&ms1)
+	_, _, _, _ = readResponse(bufio.NewReader(strings.NewReader(head+"{}")), 8<<20)
+	runtime.ReadMemStats(&ms2)
+	is.True(ms2.TotalAlloc-ms1.TotalAlloc < 1<<20) // not the 8 MB announced
+	body := strings.Repeat("x", 100000)
+	status, data, keep, err := readResponse(bufio.NewReader(strings.NewReader(
+		"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"+body)), 8<<20)
+	is.NoErr(err)
+	is.Equal(status, 200)
+	is.True(keep)
+	is.Equal(string(data), body) // a large body announced and sent is read whole
 }

@@ -156,11 +156,11 @@ func goroutinesSettle(t *testing.T, baseline int) {
 	}
 }
 
-// TestReview2Stress: concurrent calls, some cancelled at random moments,
+// TestClientAgainstMisbehavingServer: concurrent calls, some cancelled at random moments,
 // against a server that misbehaves in every way the modes list. A call
 // that succeeds gets its own answer; afterwards no connection, goroutine
 // or pooled connection is left over.
-func TestReview2Stress(t *testing.T) {
+func TestClientAgainstMisbehavingServer(t *testing.T) {
 	srv := newRawServer(t)
 	baseline := runtime.NumGoroutine()
 	client := NewClient(ClientConfig{MaxResponseBytes: 1 << 20, MaxIdleConnsPerHost: 4})

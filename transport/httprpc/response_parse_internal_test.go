@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// TestReview2KeepAlive: a response that says the connection ends is
+// TestResponseKeepAlive: a response that says the connection ends is
 // never kept, whatever the order of its Connection tokens, and framing
 // net/http refuses is refused.
-func TestReview2KeepAlive(t *testing.T) {
+func TestResponseKeepAlive(t *testing.T) {
 	cases := []struct {
 		name, raw string
 		keep      bool
@@ -46,9 +46,9 @@ func TestReview2KeepAlive(t *testing.T) {
 	}
 }
 
-// TestReview2IdleKeys: the pool's map does not keep a key for every
+// TestPoolDropsEmptyKeys: the pool's map does not keep a key for every
 // address it ever held a connection to.
-func TestReview2IdleKeys(t *testing.T) {
+func TestPoolDropsEmptyKeys(t *testing.T) {
 	p := &pool{idle: map[string][]*pconn{}, targets: map[string]*target{}, perHost: 4, maxTotal: 16, idleTimeout: time.Hour}
 	for i := range 100 {
 		a, b := net.Pipe()

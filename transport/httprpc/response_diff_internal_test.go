@@ -36,9 +36,9 @@ func netHTTPRead(in []byte, limit int64) (status int, data []byte, closed bool, 
 	return resp.StatusCode, data, resp.Close, len(in) - r.Len() - br.Buffered(), nil
 }
 
-// FuzzReview2Differential: where the client keeps a connection, net/http
+// FuzzReadResponseLikeNetHTTP: where the client keeps a connection, net/http
 // must agree on the response and on where it ends.
-func FuzzReview2Differential(f *testing.F) {
+func FuzzReadResponseLikeNetHTTP(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"))
 	f.Add([]byte("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nX: y\r\n\r\n"))
 	f.Add([]byte("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nab"))
