@@ -30,7 +30,7 @@ func BenchmarkLeague(b *testing.B) {
 			var sent transport.Stats
 			start, cpu := time.Now(), cputime.Process()
 			for b.Loop() {
-				n := transporttest.Mem()
+				n := transporttest.MemInline() // as simulate runs it
 				if c.net == "http" {
 					n = transporttest.HTTP()
 				}

@@ -176,7 +176,9 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	var nw transport.Network
 	switch o.transport {
 	case "mem":
-		nw = mem.NewBus()
+		bus := mem.NewBus()
+		bus.Inline() // every agent on it is one of ours, whose handlers end with their context
+		nw = bus
 	default:
 		client := httprpc.NewClient(httprpc.ClientConfig{})
 		defer client.CloseIdleConnections()

@@ -23,8 +23,11 @@ func BenchmarkCall(b *testing.B) {
 		Context:  &protocol.ParityContext{OpponentID: "P02", RoundID: 1},
 		Deadline: "2025-01-15T10:31:00Z",
 	}
-	for _, nw := range []*transporttest.Net{transporttest.Mem(), transporttest.HTTP()} {
-		b.Run(nw.Name, func(b *testing.B) { benchCall(b, nw, call) })
+	for _, c := range []struct {
+		name string
+		nw   *transporttest.Net
+	}{{"mem", transporttest.Mem()}, {"mem-inline", transporttest.MemInline()}, {"http", transporttest.HTTP()}} {
+		b.Run(c.name, func(b *testing.B) { benchCall(b, c.nw, call) })
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package transporttest runs one test body over every network, so that an
-// agent's behaviour is checked on the in-memory bus and on loopback HTTP
-// alike.
+// agent's behaviour is checked on the in-memory bus (both ways it serves)
+// and on loopback HTTP alike.
 package transporttest
 
 import (
@@ -24,6 +24,14 @@ type Net struct {
 // Mem is the in-memory bus.
 func Mem() *Net { return &Net{Network: mem.NewBus(), Name: "mem", closeIdle: func() {}} }
 
+// MemInline is the in-memory bus serving on the caller's goroutine, as
+// simulate runs it (mem.Bus.Inline).
+func MemInline() *Net {
+	b := mem.NewBus()
+	b.Inline()
+	return &Net{Network: b, Name: "mem", closeIdle: func() {}} // the bus still: tests tell networks by Name
+}
+
 // HTTP is loopback HTTP on free ports.
 func HTTP() *Net {
 	c := httprpc.NewClient(httprpc.ClientConfig{})
@@ -35,6 +43,7 @@ func HTTP() *Net {
 func Run(t *testing.T, f func(t *testing.T, n *Net)) {
 	t.Helper()
 	t.Run("mem", func(t *testing.T) { f(t, Mem()) })
+	t.Run("mem-inline", func(t *testing.T) { f(t, MemInline()) })
 	t.Run("http", func(t *testing.T) { f(t, HTTP()) })
 }
 
