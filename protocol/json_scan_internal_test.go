@@ -171,6 +171,11 @@ func sameRequest(t *testing.T, obj []byte) {
 		(got.Params == nil) != (want.Params == nil) || !reflect.DeepEqual(got.Err, want.Err) {
 		t.Fatalf("decodeOne differs on\n%s\ngot  %+v\nwant %+v", obj, got, want)
 	}
+	plain := decodeRequest(obj, false) // as for a shared broadcast's recipient
+	plain.Decoded = got.Decoded
+	if !reflect.DeepEqual(plain, got) {
+		t.Fatalf("decodeRequest without decoding differs on\n%s\ngot  %+v\nwant %+v", obj, plain, got)
+	}
 	if got.Decoded == nil {
 		return
 	}

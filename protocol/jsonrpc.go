@@ -293,13 +293,28 @@ func DecodeRequest(body []byte) (in Incoming, ok bool) {
 	return decodeOne(body), true
 }
 
-func decodeOne(obj []byte) Incoming {
+// DecodeRequestParams is DecodeRequest for a request whose params are not
+// to be decoded as its method's message (a shared broadcast's recipient
+// gets only its own members as params): Decoded stays nil.
+func DecodeRequestParams(body []byte) (in Incoming, ok bool) {
+	body = trimJSONSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return Incoming{}, false
+	}
+	return decodeRequest(body, false), true
+}
+
+func decodeOne(obj []byte) Incoming { return decodeRequest(obj, true) }
+
+// decodeRequest reads one request object; with decode, its params are
+// decoded as the method's message while they are read.
+func decodeRequest(obj []byte, decode bool) Incoming {
 	var m [4]jsontext.Value
 	if readMembersFast(obj, true, requestMember, m[:], 2) {
 		// The params were only skimmed: decoding them as the method's
 		// message checks them, or else checkLenient does.
 		var decoded Message
-		if p := m[2]; len(p) > 0 && p[0] == '{' {
+		if p := m[2]; decode && len(p) > 0 && p[0] == '{' {
 			if method, ok := plainString(m[1]); ok {
 				if t, known := MethodType(method); known {
 					if msg := New(Canonical(t)); msg != nil && decodeGenerated(p, msg) {

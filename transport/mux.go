@@ -108,7 +108,11 @@ func (m *Mux) ServeMessage(ctx context.Context, body []byte, peer Peer) []byte {
 	if shared != nil {
 		ctx = context.WithValue(ctx, sharedKey{}, nil)
 	}
-	if in, ok := protocol.DecodeRequest(body); ok {
+	decode := protocol.DecodeRequest
+	if shared != nil {
+		decode = protocol.DecodeRequestParams // the params are the recipient's own members
+	}
+	if in, ok := decode(body); ok {
 		return m.serveOne(ctx, &in, peer, shared)
 	}
 	items, batch := protocol.DecodeRequests(body)
