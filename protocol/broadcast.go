@@ -145,9 +145,12 @@ func (b *Broadcast) Shared(t MessageType, own jsontext.Value) (Message, error) {
 		return nil, b.err
 	}
 	// A shallow copy: the recipient's own envelope, the rest shared.
-	v := reflect.New(reflect.TypeOf(b.msg).Elem())
-	v.Elem().Set(reflect.ValueOf(b.msg).Elem())
-	m := v.Interface().(Message)
+	m := shallowCopy(b.msg)
+	if m == nil {
+		v := reflect.New(reflect.TypeOf(b.msg).Elem())
+		v.Elem().Set(reflect.ValueOf(b.msg).Elem())
+		m = v.Interface().(Message)
+	}
 	m.Env().AuthToken = tok.AuthToken
 	return m, b.err
 }

@@ -168,6 +168,77 @@ func decodeGenerated(data []byte, v any) bool {
 	return false
 }
 
+// shallowCopy returns a copy of message m's top level (its fields; what
+// they point to is shared), or nil for a type not listed.
+func shallowCopy(m Message) Message {
+	switch v := m.(type) {
+	case *RefereeRegisterRequest:
+		c := *v
+		return &c
+	case *RefereeRegisterResponse:
+		c := *v
+		return &c
+	case *LeagueRegisterRequest:
+		c := *v
+		return &c
+	case *LeagueRegisterResponse:
+		c := *v
+		return &c
+	case *RoundAnnouncement:
+		c := *v
+		return &c
+	case *RoundCompleted:
+		c := *v
+		return &c
+	case *LeagueCompleted:
+		c := *v
+		return &c
+	case *GameInvitation:
+		c := *v
+		return &c
+	case *GameJoinAck:
+		c := *v
+		return &c
+	case *ChooseParityCall:
+		c := *v
+		return &c
+	case *ChooseParityResponse:
+		c := *v
+		return &c
+	case *GameOver:
+		c := *v
+		return &c
+	case *MatchResultReport:
+		c := *v
+		return &c
+	case *LeagueStandingsUpdate:
+		c := *v
+		return &c
+	case *LeagueError:
+		c := *v
+		return &c
+	case *GameError:
+		c := *v
+		return &c
+	case *LeagueQuery:
+		c := *v
+		return &c
+	case *LeagueQueryResponse:
+		c := *v
+		return &c
+	case *StartMatch:
+		c := *v
+		return &c
+	case *StartMatchAck:
+		c := *v
+		return &c
+	case *MatchResultReportAck:
+		c := *v
+		return &c
+	}
+	return nil
+}
+
 func (v *Ack) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
 		return append(b, "null"...), true

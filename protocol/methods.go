@@ -1,5 +1,10 @@
 package protocol
 
+import (
+	"maps"
+	"slices"
+)
+
 // Method names. A league message may be called by its message type
 // (GAME_INVITATION, dialect-a), by its tool name (handle_game_invitation,
 // api-reference §2, the names we send), by the tool names of dialect-b
@@ -71,9 +76,30 @@ var methodTypes = func() map[string]MessageType {
 // is its own method name. ok is false for names that are not league
 // messages (tools such as ping, or unknown names).
 func MethodType(method string) (MessageType, bool) {
+	if method != "" {
+		if e := &methodSlots[internSlot(method)]; e.name == method {
+			return e.typ, true
+		}
+	}
 	t, ok := methodTypes[method]
 	return t, ok
 }
+
+// methodSlots holds methodTypes in the slots of intern's table, where
+// every method name has a slot of its own today: a request's method is
+// found with one comparison instead of a map's hashing. A name whose slot
+// another took is found in the map.
+var methodSlots = func() (slots [internSize]struct {
+	name string
+	typ  MessageType
+}) {
+	for _, name := range slices.Sorted(maps.Keys(methodTypes)) {
+		if e := &slots[internSlot(name)]; e.name == "" {
+			e.name, e.typ = name, methodTypes[name]
+		}
+	}
+	return slots
+}()
 
 // Canonical returns the message type t stands for: itself, or the type an
 // alias such as STANDINGS_NOTIFICATION names. Unknown types come back as

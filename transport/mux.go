@@ -257,7 +257,7 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 	}
 	var msg protocol.Message
 	if known {
-		if d := r.decoded; d != nil && d.Type() == protocol.Canonical(typ) {
+		if d := r.decoded; d != nil && d.Type() == typ { // MethodType gives canonical types
 			msg = d // decoded as the request was read
 		} else {
 			var err error

@@ -58,6 +58,12 @@ import "strconv"
 		fmt.Fprintf(&b, "\tcase *%s:\n\t\treturn v.decodeJSON(data)\n", f.name)
 	}
 	b.WriteString("\t}\n\treturn false\n}\n\n")
+	b.WriteString("// shallowCopy returns a copy of message m's top level (its fields; what\n// they point to is shared), or nil for a type not listed.\n")
+	b.WriteString("func shallowCopy(m Message) Message {\n\tswitch v := m.(type) {\n")
+	for _, t := range roots[1:] {
+		fmt.Fprintf(&b, "\tcase *%s:\n\t\tc := *v\n\t\treturn &c\n", t.Name())
+	}
+	b.WriteString("\t}\n\treturn nil\n}\n\n")
 	for _, f := range g.funcs {
 		b.WriteString(f.src)
 	}
