@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -324,9 +325,13 @@ func (p *Player) onInvitation(ctx context.Context, r *transport.Request) (any, e
 	p.mu.Unlock()
 	yes := true
 	env := p.envelope(protocol.TypeGameJoinAck, inv.ConversationID)
-	env.Sender = "player:" + id
-	p.log.LogAttrs(ctx, slog.LevelDebug, "invited", slog.String("match_id", inv.MatchID),
-		slog.String("opponent_id", inv.OpponentID), slog.String("conversation_id", inv.ConversationID))
+	if rest, ok := strings.CutPrefix(env.Sender, "player:"); !ok || rest != id {
+		env.Sender = "player:" + id // answering as another id than its own
+	}
+	if p.log.Enabled(ctx, slog.LevelDebug) { // a disabled level costs nothing, not even its attributes
+		p.log.LogAttrs(ctx, slog.LevelDebug, "invited", slog.String("match_id", inv.MatchID),
+			slog.String("opponent_id", inv.OpponentID), slog.String("conversation_id", inv.ConversationID))
+	}
 	return &protocol.GameJoinAck{
 		Envelope:         env,
 		MatchID:          inv.MatchID,
@@ -376,10 +381,14 @@ func (p *Player) onParityCall(ctx context.Context, r *transport.Request) (any, e
 		m.choice = choice
 	}
 	p.mu.Unlock()
-	p.log.LogAttrs(ctx, slog.LevelDebug, "chose", slog.String("match_id", call.MatchID),
-		slog.String("parity_choice", choice), slog.String("conversation_id", call.ConversationID))
+	if p.log.Enabled(ctx, slog.LevelDebug) {
+		p.log.LogAttrs(ctx, slog.LevelDebug, "chose", slog.String("match_id", call.MatchID),
+			slog.String("parity_choice", choice), slog.String("conversation_id", call.ConversationID))
+	}
 	env := p.envelope(protocol.TypeChooseParityResponse, call.ConversationID)
-	env.Sender = "player:" + id
+	if rest, ok := strings.CutPrefix(env.Sender, "player:"); !ok || rest != id {
+		env.Sender = "player:" + id // answering as another id than its own
+	}
 	return &protocol.ChooseParityResponse{
 		Envelope:     env,
 		MatchID:      call.MatchID,
@@ -409,8 +418,10 @@ func (p *Player) onGameOver(ctx context.Context, r *transport.Request) (any, err
 		default:
 			p.stats.Losses++
 		}
-		p.log.LogAttrs(ctx, slog.LevelDebug, "game over", slog.String("match_id", g.MatchID),
-			slog.String("result", game.Result), slog.String("conversation_id", g.ConversationID))
+		if p.log.Enabled(ctx, slog.LevelDebug) {
+			p.log.LogAttrs(ctx, slog.LevelDebug, "game over", slog.String("match_id", g.MatchID),
+				slog.String("result", game.Result), slog.String("conversation_id", g.ConversationID))
+		}
 	}
 	p.mu.Unlock()
 	return p.ack(r), nil
