@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -273,9 +272,18 @@ func (p *Player) Handler() *transport.Mux {
 }
 
 func (p *Player) envelope(t protocol.MessageType, conversation string) protocol.Envelope {
+	return p.envelopeAs("", t, conversation)
+}
+
+// envelopeAs is the envelope of a reply sent as id ("": the player's own,
+// idLocked), as answerAsLocked chose it for a message.
+func (p *Player) envelopeAs(id string, t protocol.MessageType, conversation string) protocol.Envelope {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.origin.Envelope(p.idLocked(), t, p.clock(), conversation, p.leagueID, p.token)
+	if id == "" {
+		id = p.idLocked()
+	}
+	return p.origin.Envelope(id, t, p.clock(), conversation, p.leagueID, p.token)
 }
 
 func (p *Player) ack(r *transport.Request) *protocol.Ack {
@@ -324,10 +332,7 @@ func (p *Player) onInvitation(ctx context.Context, r *transport.Request) (any, e
 	id := p.answerAsLocked(inv.PlayerID)
 	p.mu.Unlock()
 	yes := true
-	env := p.envelope(protocol.TypeGameJoinAck, inv.ConversationID)
-	if rest, ok := strings.CutPrefix(env.Sender, "player:"); !ok || rest != id {
-		env.Sender = "player:" + id // answering as another id than its own
-	}
+	env := p.envelopeAs(id, protocol.TypeGameJoinAck, inv.ConversationID)
 	if p.log.Enabled(ctx, slog.LevelDebug) { // a disabled level costs nothing, not even its attributes
 		p.log.LogAttrs(ctx, slog.LevelDebug, "invited", slog.String("match_id", inv.MatchID),
 			slog.String("opponent_id", inv.OpponentID), slog.String("conversation_id", inv.ConversationID))
@@ -385,10 +390,7 @@ func (p *Player) onParityCall(ctx context.Context, r *transport.Request) (any, e
 		p.log.LogAttrs(ctx, slog.LevelDebug, "chose", slog.String("match_id", call.MatchID),
 			slog.String("parity_choice", choice), slog.String("conversation_id", call.ConversationID))
 	}
-	env := p.envelope(protocol.TypeChooseParityResponse, call.ConversationID)
-	if rest, ok := strings.CutPrefix(env.Sender, "player:"); !ok || rest != id {
-		env.Sender = "player:" + id // answering as another id than its own
-	}
+	env := p.envelopeAs(id, protocol.TypeChooseParityResponse, call.ConversationID)
 	return &protocol.ChooseParityResponse{
 		Envelope:     env,
 		MatchID:      call.MatchID,
