@@ -56,13 +56,11 @@ func appendString(b []byte, s string) ([]byte, bool) {
 // plainASCII reports whether s is printable ASCII that JSON quotes as it
 // is: no control characters, quotes, backslashes or non-ASCII.
 func plainASCII[T string | []byte](s T) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(s); i += 8 { // eight bytes at a time, as the scanner's quoted
 		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
 			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		q, bs := x^('"'*ones), x^('\\'*ones)
-		if ((q-ones)&^q|(bs-ones)&^bs|(x-0x20*ones)&^x|x)&highs != 0 {
+		if special(x) != 0 {
 			break
 		}
 	}

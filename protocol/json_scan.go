@@ -148,21 +148,32 @@ func (s *scanner) elem(n int) bool {
 	return !s.bad
 }
 
+// Strings are looked at eight bytes at a time, as a little-endian word x:
+// these flag the high bit of each byte of x that is a quote or a backslash
+// (quoteOrBackslash), or that or a control character or a non-ASCII byte
+// (special). A borrow may also flag bytes above a flagged one, never below:
+// the lowest flagged byte is exact.
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+func quoteOrBackslash(x uint64) uint64 {
+	q, bs := x^('"'*ones), x^('\\'*ones)
+	return ((q-ones)&^q | (bs-ones)&^bs) & highs
+}
+
+func special(x uint64) uint64 {
+	return quoteOrBackslash(x) | ((x-0x20*ones)&^x|x)&highs
+}
+
 // quoted reads a string whose opening quote is next and returns its
 // contents. Strings with escapes, control characters or invalid UTF-8 are
 // declined: json decodes (or refuses) those.
 func (s *scanner) quoted() ([]byte, bool) {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	start := s.i + 1
 	i := start
-	// Eight bytes at a time: the lowest flagged byte of a word is the first
-	// quote, backslash, control character or non-ASCII byte in it (a
-	// borrow only flags bytes above a flagged one). Most strings end at a
-	// quote found this way; the loop below takes the rest.
+	// Most strings end at a quote found as the lowest special byte of a
+	// word; the loop below takes the rest.
 	for i+8 <= len(s.b) {
-		x := binary.LittleEndian.Uint64(s.b[i:])
-		q, bs := x^('"'*ones), x^('\\'*ones)
-		m := ((q-ones)&^q | (bs-ones)&^bs | (x-0x20*ones)&^x | x) & highs
+		m := special(binary.LittleEndian.Uint64(s.b[i:]))
 		if m == 0 {
 			i += 8
 			continue
@@ -543,9 +554,9 @@ func (u *names) add(name []byte) bool {
 // of values (aliasing obj) and checking the rest, with duplicate names
 // allowed inside the values as json allows them there. The member numbered
 // skim is only skimmed (see skimmed), and must come once: its caller checks
-// it. It reports false,
-// having filled in some values perhaps, for what it leaves to readMembers:
-// bad input, escapes, and with once a member given twice.
+// it (-1: none). It reports false, having filled in some values perhaps, for
+// what it leaves to readMembers: bad input, escapes, and with once a member
+// given twice.
 func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value, skim int) bool {
 	s := scanner{b: obj, lenient: true}
 	if !s.objectStart() {
@@ -626,18 +637,14 @@ func (s *scanner) skimmed() []byte {
 }
 
 // skimString moves past the string whose quote is next, to its closing
-// quote: the first one not escaped by a backslash. Eight bytes at a time,
-// as quoted: the lowest flagged byte of a word is its first quote or
-// backslash.
+// quote: the first one not escaped by a backslash, found eight bytes at a
+// time as quoted finds its end.
 func (s *scanner) skimString() bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := s.i + 1
 	for i < len(s.b) {
 		var c byte
 		if i+8 <= len(s.b) {
-			x := binary.LittleEndian.Uint64(s.b[i:])
-			q, bs := x^('"'*ones), x^('\\'*ones)
-			m := ((q-ones)&^q | (bs-ones)&^bs) & highs
+			m := quoteOrBackslash(binary.LittleEndian.Uint64(s.b[i:]))
 			if m == 0 {
 				i += 8
 				continue

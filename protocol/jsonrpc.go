@@ -310,20 +310,23 @@ func decodeOne(obj []byte) Incoming { return decodeRequest(obj, true) }
 // decoded as the method's message while they are read.
 func decodeRequest(obj []byte, decode bool) Incoming {
 	var m [4]jsontext.Value
-	if readMembersFast(obj, true, requestMember, m[:], 2) {
-		// The params were only skimmed: decoding them as the method's
-		// message checks them, or else checkLenient does.
+	skim := -1 // params read and checked in one pass
+	if decode {
+		skim = 2 // params only skimmed: decoding them as the message checks them
+	}
+	if readMembersFast(obj, true, requestMember, m[:], skim) {
 		var decoded Message
 		if p := m[2]; decode && len(p) > 0 && p[0] == '{' {
 			if method, ok := plainString(m[1]); ok {
-				if t, known := MethodType(method); known {
-					if msg := New(Canonical(t)); msg != nil && decodeGenerated(p, msg) {
+				if t, known := MethodType(method); known { // t is canonical
+					if msg := New(t); msg != nil && decodeGenerated(p, msg) {
 						decoded = msg
 					}
 				}
 			}
 		}
-		if decoded != nil || m[2] == nil || checkLenient(m[2]) {
+		// Skimmed params that no decoder took are checked as read ones are.
+		if decoded != nil || skim < 0 || m[2] == nil || checkLenient(m[2]) {
 			w := wireRequest{JSONRPC: m[0], Method: m[1], Params: m[2], ID: m[3]}
 			in := w.incoming()
 			if in.Err == nil {
@@ -607,16 +610,21 @@ func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err e
 	if len(body) == 0 || body[0] != '{' {
 		return Response{}, false, errors.New("response is not a JSON-RPC object")
 	}
-	// The result is skimmed, then checked in full: by the reply's decoder
-	// when it takes it, else by checkLenient; anything invalid goes to
-	// json, which gives the error.
+	// For a reply to decode into, the result is only skimmed and then
+	// checked in full: by the reply's decoder when it takes it, else by
+	// checkLenient. Without one it is read and checked in one pass.
+	// Anything invalid goes to json, which gives the error.
 	var m [3]jsontext.Value
-	ok := readMembersFast(body, false, responseMember, m[:], 0)
-	if ok && reply != nil && (m[1] == nil || string(m[1]) == "null") && len(m[0]) > 0 && m[0][0] == '{' &&
+	skim := -1
+	if reply != nil {
+		skim = 0
+	}
+	ok := readMembersFast(body, false, responseMember, m[:], skim)
+	if ok && skim == 0 && (m[1] == nil || string(m[1]) == "null") && len(m[0]) > 0 && m[0][0] == '{' &&
 		!bytes.Contains(m[0], []byte(`"content"`)) && decodeGenerated(m[0], reply) {
 		return Response{ID: m[2], Result: m[0]}, true, nil
 	}
-	if !ok || (m[0] != nil && !checkLenient(m[0])) {
+	if !ok || (skim == 0 && m[0] != nil && !checkLenient(m[0])) {
 		var w wireResponse // only here: the fast path keeps m on the stack
 		if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
 			return Response{}, false, fmt.Errorf("response is not valid JSON: %s", describeSyntax(err))
