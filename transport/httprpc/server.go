@@ -85,7 +85,7 @@ type Healther interface {
 // NewHandler serves srv at POST /mcp and its health at GET /health.
 func NewHandler(srv transport.MessageServer, cfg ServerConfig) http.Handler {
 	cfg = cfg.withDefaults()
-	h := &handler{srv: srv, limit: cfg.MaxBodyBytes, mux: http.NewServeMux(), contentType: []string{"application/json"}}
+	h := &handler{srv: srv, limit: cfg.MaxBodyBytes, mux: http.NewServeMux()}
 	mux := h.mux
 	mux.HandleFunc("POST "+Path, h.serveRPC)
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
@@ -112,9 +112,6 @@ type handler struct {
 	srv   transport.MessageServer
 	limit int64
 	mux   *http.ServeMux
-	// contentType is the value of every reply's Content-Type, made once:
-	// net/http only reads the header values a handler sets.
-	contentType []string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -150,14 +147,7 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	// Content-Length is set, so the reply goes out in one piece, never
-	// chunked; the header map is filled directly, without Set's
-	// canonicalising and its slice per value.
-	hd := w.Header()
-	hd["Content-Type"] = h.contentType
-	hd["Content-Length"] = []string{strconv.Itoa(len(reply))}
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(reply)
+	writeRaw(w, http.StatusOK, reply)
 }
 
 func peerOf(r *http.Request) transport.Peer {
@@ -171,10 +161,13 @@ func peerOf(r *http.Request) transport.Peer {
 	return p
 }
 
+// writeRaw writes a JSON body. Content-Length is set, so it goes out in
+// one piece, never chunked; the header map is filled directly, without
+// Set's canonicalising (the names are canonical already).
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = []string{"application/json"}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
