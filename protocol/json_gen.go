@@ -168,6 +168,89 @@ func decodeGenerated(data []byte, v any) bool {
 	return false
 }
 
+// decodeAtGenerated decodes the value next in s into v when v is a pointer
+// to one of the structs below and the fast decoder takes it; otherwise it
+// reports false, with v and s in whatever state the decoder left them.
+func decodeAtGenerated(s *scanner, v any) bool {
+	switch v := v.(type) {
+	case *Ack:
+		return v.decodeFast(s)
+	case *Champion:
+		return v.decodeFast(s)
+	case *ChooseParityCall:
+		return v.decodeFast(s)
+	case *ChooseParityResponse:
+		return v.decodeFast(s)
+	case *Envelope:
+		return v.decodeFast(s)
+	case *GameError:
+		return v.decodeFast(s)
+	case *GameInvitation:
+		return v.decodeFast(s)
+	case *GameJoinAck:
+		return v.decodeFast(s)
+	case *GameOver:
+		return v.decodeFast(s)
+	case *GameResult:
+		return v.decodeFast(s)
+	case *LeagueCompleted:
+		return v.decodeFast(s)
+	case *LeagueError:
+		return v.decodeFast(s)
+	case *LeagueQuery:
+		return v.decodeFast(s)
+	case *LeagueQueryResponse:
+		return v.decodeFast(s)
+	case *LeagueRegisterRequest:
+		return v.decodeFast(s)
+	case *LeagueRegisterResponse:
+		return v.decodeFast(s)
+	case *LeagueStandingsUpdate:
+		return v.decodeFast(s)
+	case *MatchRef:
+		return v.decodeFast(s)
+	case *MatchResult:
+		return v.decodeFast(s)
+	case *MatchResultReport:
+		return v.decodeFast(s)
+	case *MatchResultReportAck:
+		return v.decodeFast(s)
+	case *ParityContext:
+		return v.decodeFast(s)
+	case *PlayerMeta:
+		return v.decodeFast(s)
+	case *QueryParams:
+		return v.decodeFast(s)
+	case *RefereeMeta:
+		return v.decodeFast(s)
+	case *RefereeRegisterRequest:
+		return v.decodeFast(s)
+	case *RefereeRegisterResponse:
+		return v.decodeFast(s)
+	case *ResultDetails:
+		return v.decodeFast(s)
+	case *RetryInfo:
+		return v.decodeFast(s)
+	case *RoundAnnouncement:
+		return v.decodeFast(s)
+	case *RoundCompleted:
+		return v.decodeFast(s)
+	case *RoundSummary:
+		return v.decodeFast(s)
+	case *StandingRow:
+		return v.decodeFast(s)
+	case *StartMatch:
+		return v.decodeFast(s)
+	case *StartMatchAck:
+		return v.decodeFast(s)
+	case *TechnicalLoss:
+		return v.decodeFast(s)
+	case *YourStandings:
+		return v.decodeFast(s)
+	}
+	return false
+}
+
 // shallowCopy returns a copy of message m's top level (its fields; what
 // they point to is shared), or nil for a type not listed.
 func shallowCopy(m Message) Message {

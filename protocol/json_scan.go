@@ -403,7 +403,18 @@ func (s *scanner) anyMap() map[string]any {
 
 // readMap reads an object into a new map, each value read by value; a
 // name given twice is declined, as json refuses it.
+//
+// It reads with a copy of s: what a function value is given escapes, and
+// s, on its caller's stack, must not, or every scanner that may come here
+// would be allocated, even for input without a map.
 func readMap[V any](s *scanner, value func(*scanner) V) map[string]V {
+	t := *s
+	m := readMapOn(&t, value)
+	*s = t
+	return m
+}
+
+func readMapOn[V any](s *scanner, value func(*scanner) V) map[string]V {
 	if !s.objectStart() {
 		return nil
 	}
@@ -557,7 +568,12 @@ func (u *names) add(name []byte) bool {
 // it (-1: none). It reports false, having filled in some values perhaps, for
 // what it leaves to readMembers: bad input, escapes, and with once a member
 // given twice.
-func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value, skim int) bool {
+//
+// With decoded not nil, obj is a request (see requestMember) and skim its
+// params: params that come after a method naming a message type are decoded
+// as that message where they stand, into *decoded, when the generated
+// decoder takes them, and skimmed otherwise.
+func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value, skim int, decoded *Message) bool {
 	s := scanner{b: obj, lenient: true}
 	if !s.objectStart() {
 		return false
@@ -578,7 +594,9 @@ func readMembersFast(obj []byte, once bool, index func(name []byte) int, values 
 			return false // given twice: a skimmed value must be the one used
 		}
 		if i == skim {
-			values[i] = s.skimmed()
+			if decoded == nil || !s.paramsAt(values, decoded) {
+				values[i] = s.skimmed()
+			}
 		} else {
 			values[i] = s.raw()
 		}
@@ -587,6 +605,31 @@ func readMembersFast(obj []byte, once bool, index func(name []byte) int, values 
 		}
 	}
 	return s.end()
+}
+
+// paramsAt decodes a request's params, next in s, as the message its
+// method (m[1], already read) names, with the strictness of decodeGenerated
+// (duplicate names refused): the message goes into *decoded and its bytes
+// into m[2]. Otherwise it reports false and leaves s as it was.
+func (s *scanner) paramsAt(m []jsontext.Value, decoded *Message) bool {
+	method, ok := plainString(m[1])
+	if !ok || s.peek() != '{' {
+		return false
+	}
+	t, known := MethodType(method)
+	if !known {
+		return false
+	}
+	msg := New(t)
+	saved := *s
+	s.lenient = false
+	if msg != nil && decodeAtGenerated(s, msg) && !s.bad {
+		s.lenient = saved.lenient
+		m[2], *decoded = s.b[saved.i:s.i], msg
+		return true
+	}
+	*s = saved
+	return false
 }
 
 // skimmed moves past the value that comes next and returns its bytes

@@ -21,7 +21,7 @@ func sameMembers(t *testing.T, obj []byte) {
 	t.Helper()
 	var fm [4]jsontext.Value
 	var sr wireRequest
-	if readMembersFast(obj, true, requestMember, fm[:], -1) {
+	if readMembersFast(obj, true, requestMember, fm[:], -1, nil) {
 		fr := wireRequest{JSONRPC: fm[0], Method: fm[1], Params: fm[2], ID: fm[3]}
 		if err := json.Unmarshal(obj, &sr, jsontext.AllowDuplicateNames(true)); err != nil {
 			t.Fatalf("request: the fast reader took what json refuses (%v):\n%s", err, obj)
@@ -40,7 +40,7 @@ func sameMembers(t *testing.T, obj []byte) {
 	}
 	var wm [3]jsontext.Value
 	var sw wireResponse
-	if readMembersFast(obj, false, responseMember, wm[:], -1) {
+	if readMembersFast(obj, false, responseMember, wm[:], -1, nil) {
 		fw := wireResponse{Result: wm[0], Error: wm[1], ID: wm[2]}
 		if err := json.Unmarshal(obj, &sw, jsontext.AllowDuplicateNames(true)); err != nil {
 			t.Fatalf("response: the fast reader took what json refuses (%v):\n%s", err, obj)
@@ -60,7 +60,7 @@ func TestReadMembersFastTakesCaptures(t *testing.T) {
 	for _, line := range interopLines(t) {
 		sameMembers(t, line)
 		var m [3]jsontext.Value
-		if readMembersFast(line, false, responseMember, m[:], -1) {
+		if readMembersFast(line, false, responseMember, m[:], -1, nil) {
 			taken++
 		}
 	}
@@ -246,6 +246,14 @@ func TestSkimmedMembers(t *testing.T) {
 		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":{"match_id":"R\u00311M1"},"id":7}`),
 		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":{"match_id":"R1M1",},"id":7}`),
 		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":{"a":"\"}"},"id":7}`),
+		// Params read where they stand are read as strictly as on their own.
+		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":{"match_id":"R1M1","x":{"a":1,"a":2}},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":{"match_id":"R1M1"},"params":{"match_id":"R1M2"},"id":7}`),
+		[]byte(`{"params":{"match_id":"R1M1","x":{"a":1,"a":2}},"method":"choose_parity","jsonrpc":"2.0","id":7}`),
+		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":{"match_id":"R1M1"} ,"id":7,"id":8}`),
+		[]byte(`{"jsonrpc":"2.0","method":"no_such_method","params":{"match_id":"R1M1"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":  {"match_id":1},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","method":"choose_parity","params":[1,2],"id":7}`),
 		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1","parity_choice":"even"},"id":7}`),
 		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1","match_id":"x"},"id":7}`),
 		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1"},"result":{"bad"},"id":7}`),

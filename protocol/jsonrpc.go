@@ -311,12 +311,16 @@ func decodeOne(obj []byte) Incoming { return decodeRequest(obj, true) }
 func decodeRequest(obj []byte, decode bool) Incoming {
 	var m [4]jsontext.Value
 	skim := -1 // params read and checked in one pass
+	var decoded Message
+	var into *Message
 	if decode {
-		skim = 2 // params only skimmed: decoding them as the message checks them
+		// Params are decoded as the message while they are read when the
+		// method comes first, else skimmed and decoded after: decoding
+		// them as the message checks them.
+		skim, into = 2, &decoded
 	}
-	if readMembersFast(obj, true, requestMember, m[:], skim) {
-		var decoded Message
-		if p := m[2]; decode && len(p) > 0 && p[0] == '{' {
+	if readMembersFast(obj, true, requestMember, m[:], skim, into) {
+		if p := m[2]; decoded == nil && decode && len(p) > 0 && p[0] == '{' {
 			if method, ok := plainString(m[1]); ok {
 				if t, known := MethodType(method); known { // t is canonical
 					if msg := New(t); msg != nil && decodeGenerated(p, msg) {
@@ -619,7 +623,7 @@ func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err e
 	if reply != nil {
 		skim = 0
 	}
-	ok := readMembersFast(body, false, responseMember, m[:], skim)
+	ok := readMembersFast(body, false, responseMember, m[:], skim, nil)
 	if ok && skim == 0 && (m[1] == nil || string(m[1]) == "null") && len(m[0]) > 0 && m[0][0] == '{' &&
 		!bytes.Contains(m[0], []byte(`"content"`)) && decodeGenerated(m[0], reply) {
 		return Response{ID: m[2], Result: m[0]}, true, nil

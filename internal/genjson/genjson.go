@@ -58,6 +58,12 @@ import "strconv"
 		fmt.Fprintf(&b, "\tcase *%s:\n\t\treturn v.decodeJSON(data)\n", f.name)
 	}
 	b.WriteString("\t}\n\treturn false\n}\n\n")
+	b.WriteString("// decodeAtGenerated decodes the value next in s into v when v is a pointer\n// to one of the structs below and the fast decoder takes it; otherwise it\n// reports false, with v and s in whatever state the decoder left them.\n")
+	b.WriteString("func decodeAtGenerated(s *scanner, v any) bool {\n\tswitch v := v.(type) {\n")
+	for _, f := range g.funcs {
+		fmt.Fprintf(&b, "\tcase *%s:\n\t\treturn v.decodeFast(s)\n", f.name)
+	}
+	b.WriteString("\t}\n\treturn false\n}\n\n")
 	b.WriteString("// shallowCopy returns a copy of message m's top level (its fields; what\n// they point to is shared), or nil for a type not listed.\n")
 	b.WriteString("func shallowCopy(m Message) Message {\n\tswitch v := m.(type) {\n")
 	for _, t := range roots[1:] {
