@@ -346,3 +346,23 @@ func interopLines(tb testing.TB) [][]byte {
 	}
 	return lines
 }
+
+// TestMentionsContent: mentionsContent is bytes.Contains with "content".
+func TestMentionsContent(t *testing.T) {
+	for _, s := range []string{``, `"`, `"content"`, `content"`, `x"content"`, `{"content":1}`, `{"contents":1}`,
+		`{"a":"content"}`, `{"mycontent":1}`, `{"c":"con","tent":"content\""}`, `""content"`, `{"ccontent":"content"}`} {
+		if got, want := mentionsContent([]byte(s)), bytes.Contains([]byte(s), []byte(`"content"`)); got != want {
+			t.Errorf("mentionsContent(%s) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func FuzzMentionsContent(f *testing.F) {
+	f.Add([]byte(`{"content":[]}`))
+	f.Add([]byte(`""content"content"`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := mentionsContent(b), bytes.Contains(b, []byte(`"content"`)); got != want {
+			t.Fatalf("mentionsContent(%q) = %v, want %v", b, got, want)
+		}
+	})
+}

@@ -625,7 +625,7 @@ func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err e
 	}
 	ok := readMembersFast(body, false, responseMember, m[:], skim, nil)
 	if ok && skim == 0 && (m[1] == nil || string(m[1]) == "null") && len(m[0]) > 0 && m[0][0] == '{' &&
-		!bytes.Contains(m[0], []byte(`"content"`)) && decodeGenerated(m[0], reply) {
+		!mentionsContent(m[0]) && decodeGenerated(m[0], reply) {
 		return Response{ID: m[2], Result: m[0]}, true, nil
 	}
 	if !ok || (skim == 0 && m[0] != nil && !checkLenient(m[0])) {
@@ -664,10 +664,28 @@ func readResponse(m [3]jsontext.Value) (Response, error) {
 		return Response{}, errors.New("response has neither result nor error")
 	}
 	r.Result = w.Result
-	if w.Result.Kind() == '{' && bytes.Contains(w.Result, []byte(`"content"`)) {
+	if w.Result.Kind() == '{' && mentionsContent(w.Result) {
 		return unwrapMCP(r)
 	}
 	return r, nil
+}
+
+// mentionsContent is bytes.Contains(result, `"content"`), the sign of an
+// MCP result, found from the "c": results are full of quotes, each of
+// which would start a comparison, and have few c's.
+func mentionsContent(result []byte) bool {
+	const word = `content"`
+	for i := 1; i < len(result); {
+		j := bytes.Index(result[i:], []byte(word))
+		if j < 0 {
+			return false
+		}
+		if i += j; result[i-1] == '"' {
+			return true
+		}
+		i++
+	}
+	return false
 }
 
 func unwrapMCP(r Response) (Response, error) {
