@@ -488,6 +488,13 @@ func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, msg
 	// BroadcastConcurrency workers take the recipients in order: as many
 	// calls in flight as a goroutine per recipient behind a semaphore, for
 	// a goroutine hand-over per worker instead of one per recipient.
+	// The recipients' tokens are read under one lock, not one each.
+	tokens := make([]string, len(to))
+	m.mu.Lock()
+	for i, a := range to {
+		tokens[i] = a.token
+	}
+	m.mu.Unlock()
 	wg := gopool.Group{Pool: &m.pool}
 	dl := deadlines{parent: ctx, timeout: m.opts.CallTimeout}
 	defer dl.stop()
@@ -500,7 +507,7 @@ func (m *Manager) broadcast(ctx context.Context, to []*agent, method string, msg
 					return
 				}
 				a := to[i]
-				if err := m.caller.Call(dl.get(), a.endpoint, method, b.To(m.tokenFor(a)), nil); err != nil {
+				if err := m.caller.Call(dl.get(), a.endpoint, method, b.To(tokens[i]), nil); err != nil {
 					m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", method),
 						slog.String("agent_id", a.id), slog.String("error", err.Error()))
 				}
