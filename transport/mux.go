@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -29,10 +28,6 @@ type Mux struct {
 	logger  *slog.Logger
 	timeout time.Duration
 	limits  *limiters
-	// replySize is the length of the last reply: the next one's buffer is
-	// made that big and a little more, where a fixed 512 bytes was mostly
-	// empty, and zeroed, for the short acks most replies are.
-	replySize atomic.Int32
 }
 
 // DefaultHandlerTimeout bounds a handler when the request's own context
@@ -152,28 +147,15 @@ func (m *Mux) serveOne(ctx context.Context, in *protocol.Incoming, peer Peer, sh
 		return protocol.AppendError(nil, in.ID, in.Err)
 	}
 	// The result is encoded straight into the response.
-	size := int(m.replySize.Load()) + replySlack
-	out, rerr := m.dispatch(ctx, &in.Request, peer, shared, protocol.BeginResult(make([]byte, 0, size)))
+	out, rerr := m.dispatch(ctx, &in.Request, peer, shared, protocol.BeginResult(make([]byte, 0, 512)))
 	if in.IsNotification() {
 		return nil
 	}
 	if rerr != nil {
 		return protocol.AppendError(nil, in.ID, rerr)
 	}
-	out = protocol.EndResult(out, in.ID)
-	if n := len(out); n <= maxReplyHint {
-		m.replySize.Store(int32(n))
-	}
-	return out
+	return protocol.EndResult(out, in.ID)
 }
-
-// replySlack is how much longer than the last reply the next one's buffer
-// is; maxReplyHint bounds the size remembered (a league's standings are
-// not the size of the next ack).
-const (
-	replySlack   = 64
-	maxReplyHint = 4096
-)
 
 // dispatch resolves the method, decodes and validates the params, calls the
 // handler and appends its encoded result to dst.
