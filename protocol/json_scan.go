@@ -612,15 +612,10 @@ func readMembersFast(obj []byte, once bool, index func(name []byte) int, values 
 // (duplicate names refused): the message goes into *decoded and its bytes
 // into m[2]. Otherwise it reports false and leaves s as it was.
 func (s *scanner) paramsAt(m []jsontext.Value, decoded *Message) bool {
-	method, ok := plainString(m[1])
-	if !ok || s.peek() != '{' {
+	if s.peek() != '{' {
 		return false
 	}
-	t, known := MethodType(method)
-	if !known {
-		return false
-	}
-	msg := New(t)
+	msg := messageOf(m[1])
 	saved := *s
 	s.lenient = false
 	if msg != nil && decodeAtGenerated(s, msg) && !s.bad {

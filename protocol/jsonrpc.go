@@ -321,12 +321,8 @@ func decodeRequest(obj []byte, decode bool) Incoming {
 	}
 	if readMembersFast(obj, true, requestMember, m[:], skim, into) {
 		if p := m[2]; decoded == nil && decode && len(p) > 0 && p[0] == '{' {
-			if method, ok := plainString(m[1]); ok {
-				if t, known := MethodType(method); known { // t is canonical
-					if msg := New(t); msg != nil && decodeGenerated(p, msg) {
-						decoded = msg
-					}
-				}
+			if msg := messageOf(m[1]); msg != nil && decodeGenerated(p, msg) {
+				decoded = msg
 			}
 		}
 		// Skimmed params that no decoder took are checked as read ones are.
@@ -344,6 +340,20 @@ func decodeRequest(obj []byte, decode bool) Incoming {
 		return decodeOneFailed(err)
 	}
 	return w.incoming()
+}
+
+// messageOf is a new message of the type the raw method names, or nil for a
+// method that names none.
+func messageOf(method jsontext.Value) Message {
+	name, ok := plainString(method)
+	if !ok {
+		return nil
+	}
+	t, known := MethodType(name) // t is canonical
+	if !known {
+		return nil
+	}
+	return New(t)
 }
 
 // decodeOneFailed answers a request object that did not parse.
