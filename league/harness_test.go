@@ -274,10 +274,17 @@ func (h *harness) registerReferee(sender, endpoint string, capacity int) (*proto
 // ---- fake player ----
 
 // fakePlayer acknowledges every broadcast and records it.
+// hold is a message a fake player does not answer until it is released.
+type hold struct {
+	got      chan struct{} // closed when the message arrives
+	released chan struct{}
+}
+
 type fakePlayer struct {
 	id, ep, token string
 	mu            sync.Mutex
 	got           []protocol.Message
+	holds         map[string]*hold // by describe(msg)
 }
 
 func (h *harness) player(id string) *fakePlayer {
@@ -287,7 +294,15 @@ func (h *harness) player(id string) *fakePlayer {
 	record := func(ctx context.Context, r *transport.Request) (any, error) {
 		p.mu.Lock()
 		p.got = append(p.got, r.Msg)
+		hold := p.holds[describe(r.Msg)]
 		p.mu.Unlock()
+		if hold != nil {
+			close(hold.got)
+			select {
+			case <-hold.released:
+			case <-ctx.Done():
+			}
+		}
 		return &protocol.Ack{Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: r.Type,
 			Sender: "player:" + id, Timestamp: ts, ConversationID: r.Env.ConversationID}, Status: "ACK"}, nil
 	}
@@ -302,6 +317,23 @@ func (h *harness) player(id string) *fakePlayer {
 	}
 	p.token = resp.AuthToken
 	return p
+}
+
+// holdAt makes the player record the message describe calls what, close
+// got, and answer only once release is called (or the call's context
+// ends). The message must come once.
+func (p *fakePlayer) holdAt(t *testing.T, what string) (got <-chan struct{}, release func()) {
+	hd := &hold{got: make(chan struct{}), released: make(chan struct{})}
+	p.mu.Lock()
+	if p.holds == nil {
+		p.holds = map[string]*hold{}
+	}
+	p.holds[what] = hd
+	p.mu.Unlock()
+	var once sync.Once
+	release = func() { once.Do(func() { close(hd.released) }) }
+	t.Cleanup(release)
+	return hd.got, release
 }
 
 func (p *fakePlayer) messages() []protocol.Message {

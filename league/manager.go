@@ -142,6 +142,7 @@ type Manager struct {
 	// restored from its store resumes after it.
 	closedRound int
 	counted     int
+	countedUpTo int // the latest round with a counted match
 	total       int
 	startedAt   time.Time
 	started     chan struct{} // closed by start

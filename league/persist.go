@@ -94,6 +94,7 @@ func (m *Manager) Restore(ctx context.Context) error {
 		mt.result, mt.state = o.counted(), "DONE"
 		m.table.apply(o)
 		m.counted++
+		m.countedUpTo = max(m.countedUpTo, mt.Round)
 		mt.done = m.closedDone
 	}
 	// The round under way: the last one announced, or the one after it

@@ -575,3 +575,86 @@ func TestRestoreAfterCompletionUnsaved(t *testing.T) {
 		is.Equal(h2.onResults(), [][2]int(nil)) // nothing counted again
 	})
 }
+
+// TestRestoreBeforeRoundClosed stops a manager after a match of round 2 was
+// counted but before every player had the end of round 1 (one of them is
+// slow to take it). The restarted manager tells the end of round 1 again,
+// with the standings after round 1: not counting the match of round 2 it
+// already has.
+func TestRestoreBeforeRoundClosed(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		path := filepath.Join(t.TempDir(), "league.db")
+		s1 := openStore(t, path)
+		h1 := newHarness(t, n, league.Options{Seed: 42, Store: s1, CallTimeout: 5 * time.Second})
+		defer h1.stop()
+		ref := h1.referee("REF01", 2, modeManual, nil)
+		players := []*fakePlayer{h1.player("P01"), h1.player("P02"), h1.player("P03"), h1.player("P04")}
+		held, release := players[3].holdAt(t, "ROUND_COMPLETED 1")
+		h1.play()
+		for _, want := range []int{1, 1, 2} {
+			sm := ref.nextStart()
+			is.Equal(sm.RoundID, want)
+			status, err := ref.report(sm, crashScript[sm.MatchID]) // R2M1: P01 beats P03
+			is.NoErr(err)
+			is.Equal(status, protocol.StatusAccepted)
+		}
+		select {
+		case <-held:
+		case <-h1.ctx.Done():
+			t.Fatal("P04 got no ROUND_COMPLETED 1")
+		}
+		is.Equal(load(t, s1).ClosedRound, 0) // P04 has not had the end of round 1
+		told := make([]int, len(players))
+		for i, p := range players {
+			told[i] = len(p.messages())
+		}
+
+		h1.stop()
+		is.NoErr(s1.Close())
+		release()
+
+		s2 := openStore(t, path)
+		h2 := newHarnessAt(t, n, "league_manager-restarted", league.Options{Store: s2})
+		defer h2.stop()
+		ref.h = h2
+		h2.run()
+		for _, want := range []string{"R2M2", "R3M1", "R3M2"} {
+			sm := ref.nextStart()
+			if want != "R2M2" {
+				want = sm.MatchID
+			}
+			is.Equal(sm.MatchID, want) // R2M1 is not played again
+			status, err := ref.report(sm, crashScript[sm.MatchID])
+			is.NoErr(err)
+			is.Equal(status, protocol.StatusAccepted)
+		}
+		lc := h2.wait()
+		is.Equal(lc.FinalStandings, []protocol.StandingRow{
+			srow(1, "P01", 2, 1, 0, 0, 7),
+			srow(2, "P02", 1, 2, 0, 0, 5),
+			srow(3, "P03", 1, 1, 1, 0, 4),
+			srow(4, "P04", 0, 0, 3, 1, 0),
+		})
+		afterRound1 := []protocol.StandingRow{
+			srow(1, "P01", 1, 0, 0, 0, 3), srow(2, "P02", 0, 1, 0, 0, 1),
+			srow(3, "P03", 0, 1, 0, 0, 1), srow(4, "P04", 0, 0, 1, 0, 0),
+		}
+		for i, p := range players {
+			msgs := p.messages()
+			is.Equal(msgs[1].(*protocol.LeagueStandingsUpdate).Standings, afterRound1) // before the crash
+			var seq []string
+			for _, m := range msgs[told[i]:] {
+				seq = append(seq, describe(m))
+			}
+			is.Equal(seq, []string{
+				"ROUND_ANNOUNCEMENT 1", "LEAGUE_STANDINGS_UPDATE 1", "ROUND_COMPLETED 1",
+				"ROUND_ANNOUNCEMENT 2", "LEAGUE_STANDINGS_UPDATE 2", "ROUND_COMPLETED 2",
+				"ROUND_ANNOUNCEMENT 3", "LEAGUE_STANDINGS_UPDATE 3", "ROUND_COMPLETED 3",
+				"LEAGUE_COMPLETED",
+			}) // the league goes on from round 1's end
+			is.Equal(msgs[told[i]+1].(*protocol.LeagueStandingsUpdate).Standings, afterRound1) // without R2M1
+		}
+		is.Equal(load(t, s2).ClosedRound, 3)
+	})
+}

@@ -412,3 +412,74 @@ func TestMatchesSpreadOverReferees(t *testing.T) {
 		}
 	})
 }
+
+// TestSlowPlayerHoldsOnlyItsMatch: a player slow to take the end of a round
+// holds back its own match of the next round, not the other matches, and
+// every player still hears every message in order.
+func TestSlowPlayerHoldsOnlyItsMatch(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{CallTimeout: 5 * time.Second})
+		defer h.stop()
+		ref := h.referee("REF01", 2, modeManual, nil)
+		players := []*fakePlayer{h.player("P01"), h.player("P02"), h.player("P03"), h.player("P04")}
+		held, release := players[3].holdAt(t, "ROUND_COMPLETED 1") // P04: R2M2 P04-P02
+		h.play()
+		for range 2 {
+			sm := ref.nextStart()
+			is.Equal(sm.RoundID, 1)
+			status, err := ref.report(sm, crashScript[sm.MatchID])
+			is.NoErr(err)
+			is.Equal(status, protocol.StatusAccepted)
+		}
+		sm := ref.nextStart()
+		is.Equal(sm.MatchID, "R2M1") // P03-P01 starts while P04 has not answered
+		select {
+		case <-held:
+		case <-h.ctx.Done():
+			t.Fatal("P04 got no ROUND_COMPLETED 1")
+		}
+		is.Equal(describeAll(t, players[3].messages(), players[3].token),
+			[]string{"ROUND_ANNOUNCEMENT 1", "LEAGUE_STANDINGS_UPDATE 1", "ROUND_COMPLETED 1"})
+		select {
+		case sm := <-ref.starts:
+			t.Fatalf("%s started before P04 heard of round 2", sm.MatchID)
+		default:
+		}
+		status, err := ref.report(sm, crashScript[sm.MatchID])
+		is.NoErr(err)
+		is.Equal(status, protocol.StatusAccepted)
+		is.Equal(h.status().MatchesPlayed, 3) // counted while P04 still holds the end of round 1
+
+		release()
+		for _, want := range []string{"R2M2", "R3M1", "R3M2"} {
+			sm := ref.nextStart()
+			if want != "R2M2" { // round 3's matches start in any order
+				want = sm.MatchID
+			}
+			is.Equal(sm.MatchID, want)
+			status, err := ref.report(sm, crashScript[sm.MatchID])
+			is.NoErr(err)
+			is.Equal(status, protocol.StatusAccepted)
+		}
+		lc := h.wait()
+		is.Equal(lc.FinalStandings, []protocol.StandingRow{
+			srow(1, "P01", 2, 1, 0, 0, 7),
+			srow(2, "P02", 1, 2, 0, 0, 5),
+			srow(3, "P03", 1, 1, 1, 0, 4),
+			srow(4, "P04", 0, 0, 3, 1, 0),
+		}) // TestFullLeague's
+		for _, p := range players {
+			is.Equal(describeAll(t, p.messages(), p.token), []string{
+				"ROUND_ANNOUNCEMENT 1", "LEAGUE_STANDINGS_UPDATE 1", "ROUND_COMPLETED 1",
+				"ROUND_ANNOUNCEMENT 2", "LEAGUE_STANDINGS_UPDATE 2", "ROUND_COMPLETED 2",
+				"ROUND_ANNOUNCEMENT 3", "LEAGUE_STANDINGS_UPDATE 3", "ROUND_COMPLETED 3",
+				"LEAGUE_COMPLETED",
+			})
+			is.Equal(p.messages()[4].(*protocol.LeagueStandingsUpdate).Standings, []protocol.StandingRow{
+				srow(1, "P01", 2, 0, 0, 0, 6), srow(2, "P02", 1, 1, 0, 0, 4),
+				srow(3, "P03", 0, 1, 1, 0, 1), srow(4, "P04", 0, 0, 2, 1, 0),
+			}) // after round 2: all of round 2, though R2M1 was counted first
+		}
+	})
+}
