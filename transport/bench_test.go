@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -27,11 +28,14 @@ func BenchmarkCall(b *testing.B) {
 		name string
 		nw   *transporttest.Net
 	}{{"mem", transporttest.Mem()}, {"mem-inline", transporttest.MemInline()}, {"http", transporttest.HTTP()}} {
-		b.Run(c.name, func(b *testing.B) { benchCall(b, c.nw, call) })
+		b.Run(c.name, func(b *testing.B) { benchCall(b, c.nw, call, 1) })
 	}
+	// 64 callers at once, as in a league: what a call costs when the cores
+	// are kept busy, rather than woken for each call.
+	b.Run("http-64", func(b *testing.B) { benchCall(b, transporttest.HTTP(), call, 64) })
 }
 
-func benchCall(b *testing.B, nw *transporttest.Net, call *protocol.ChooseParityCall) {
+func benchCall(b *testing.B, nw *transporttest.Net, call *protocol.ChooseParityCall, callers int) {
 	{
 		l, err := nw.Listen("bench", newTestMux())
 		if err != nil {
@@ -43,11 +47,24 @@ func benchCall(b *testing.B, nw *transporttest.Net, call *protocol.ChooseParityC
 		ep := l.Endpoint()
 		b.ReportAllocs()
 		cpu := cputime.Process()
-		for b.Loop() {
-			var resp protocol.ChooseParityResponse
-			if err := c.Call(ctx, ep, protocol.MethodChooseParity, call, &resp); err != nil {
-				b.Fatal(err)
+		if callers == 1 {
+			for b.Loop() {
+				var resp protocol.ChooseParityResponse
+				if err := c.Call(ctx, ep, protocol.MethodChooseParity, call, &resp); err != nil {
+					b.Fatal(err)
+				}
 			}
+		} else {
+			b.SetParallelism((callers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					var resp protocol.ChooseParityResponse
+					if err := c.Call(ctx, ep, protocol.MethodChooseParity, call, &resp); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 		}
 		// CPU time is steadier than wall time on a shared machine, and
 		// counts what the hand-overs between goroutines cost on every core.
