@@ -199,11 +199,14 @@ func NewServer(addr string, h http.Handler, cfg ServerConfig, logger *slog.Logge
 	}
 }
 
-// Listener is an HTTP server on a bound socket.
+// Listener is an HTTP server on a bound socket: POST /mcp on the server's
+// own fast path (fastserve.go), everything else through net/http.
 type Listener struct {
+	ln       net.Listener
+	fast     *fastServer
 	srv      *http.Server
 	endpoint string
-	done     chan struct{} // closed when Serve has returned
+	done     chan struct{} // closed when both accept loops have returned
 	active   inflight
 }
 
@@ -270,12 +273,20 @@ func Serve(addr string, srv transport.MessageServer, cfg ServerConfig, logger *s
 
 // ServeOn serves srv on an already bound listener.
 func ServeOn(ln net.Listener, srv transport.MessageServer, cfg ServerConfig, logger *slog.Logger) *Listener {
-	l := &Listener{endpoint: EndpointFor(ln.Addr()), done: make(chan struct{})}
+	cfg = cfg.withDefaults()
+	l := &Listener{ln: ln, endpoint: EndpointFor(ln.Addr()), done: make(chan struct{})}
+	l.fast = newFastServer(ln, srv, cfg)
 	l.srv = NewServer(ln.Addr().String(), NewHandler(srv, cfg), cfg, logger)
 	l.srv.ConnState = l.active.connState
+	var loops sync.WaitGroup
+	loops.Go(l.fast.serve)
+	loops.Go(l.fast.watch)
+	loops.Go(func() {
+		_ = l.srv.Serve(l.fast.handoff) // ErrServerClosed, once Shutdown or Close closed it
+	})
 	go func() {
-		defer close(l.done)
-		_ = l.srv.Serve(ln) // ErrServerClosed, or a listener error that Shutdown/Close reports again
+		loops.Wait()
+		close(l.done)
 	}()
 	return l
 }
@@ -291,32 +302,43 @@ func (l *Listener) Endpoint() string { return l.endpoint }
 // Shutdown stops accepting and waits for the requests in flight, then
 // closes every connection. It may be called again, and after Close.
 func (l *Listener) Shutdown(ctx context.Context) error {
+	_ = l.ln.Close()
+	fastIdle := l.fast.drain()
 	l.srv.SetKeepAlivesEnabled(false)
 	shut := make(chan error, 1)
 	go func() { shut <- l.srv.Shutdown(ctx) }()
+	var err error
 	select {
-	case err := <-shut:
-		if err == nil {
-			<-l.done
-		}
-		return err
+	case err = <-shut:
 	case <-l.active.drain():
 		// Only connections without a request are left.
 		_ = l.srv.Close()
 		<-shut
-		<-l.done
-		return nil
 	case <-ctx.Done():
 		_ = l.srv.Close()
 		<-shut
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	if err == nil {
+		select {
+		case <-fastIdle:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	l.fast.closeAll()
+	l.fast.wg.Wait()
+	<-l.done
+	return err
 }
 
 // Close stops at once, dropping requests in flight. It may be called again,
 // and after Shutdown.
 func (l *Listener) Close() error {
+	_ = l.ln.Close()
+	l.fast.closeAll()
 	err := l.srv.Close()
+	l.fast.wg.Wait()
 	<-l.done
 	return err
 }

@@ -1,0 +1,621 @@
+package httprpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// The server's own HTTP/1.1 path for POST /mcp. net/http's server reads a
+// request into a Request with a header map, a URL and two contexts, starts
+// a background read on every request to notice a client that goes away
+// (one more read system call and a goroutine wake-up each time), and
+// cancels it when the handler returns. Nearly every request this server
+// gets is the same plain one: POST /mcp, HTTP/1.1, a Host and a
+// Content-Length. The fast path serves those on the connection's
+// goroutine: it reads the head in place, reads the body, calls the
+// handler and writes the response in one write, the same bytes net/http
+// writes. Anything else (another method or path, HTTP/1.0, chunked or
+// absent lengths, Expect, Upgrade, obsolete line folding, a head larger
+// than the read buffer, a malformed line, a body over the limit) is not
+// read: the connection, with every byte still unread, goes to the
+// net/http server, which serves it from then on with its own checks,
+// timeouts and answers.
+
+// fastReadBuf is a fast connection's read buffer, and so the largest head
+// it serves; a larger one goes to net/http.
+const fastReadBuf = 4 << 10
+
+// fastServer serves the connections a listener accepts.
+type fastServer struct {
+	ln      net.Listener
+	srv     transport.MessageServer
+	cfg     ServerConfig
+	handoff *handoffListener // to the net/http server
+	ctx     context.Context  // the handlers'; ended by Close
+	cancel  context.CancelFunc
+	dates   dateCache
+
+	mu       sync.Mutex
+	conns    map[*fastConn]struct{}
+	watching bool          // the watcher is looking at requests
+	wake     chan struct{} // wakes the watcher when a request begins
+	draining bool
+	idle     chan struct{} // closed once draining and no connection is in a request
+	wg       sync.WaitGroup
+}
+
+// fastConn is one connection on the fast path.
+type fastConn struct {
+	nc     net.Conn
+	br     *bufio.Reader
+	wbuf   []byte
+	peer   transport.Peer
+	active bool // in a request, until its response is written; under fastServer.mu
+	inCall bool // in the handler; under fastServer.mu
+
+	// ctx is its handlers': ended when the server closes or the client
+	// goes away in the middle of a request.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// since is when the handler under way began; watching is set once
+	// the watcher looks for the client going away during it, and watched
+	// says that the watcher has stopped. All under fastServer.mu.
+	since    time.Time
+	watching bool
+	watched  chan struct{}
+}
+
+// watchAfter is how long a request runs before its connection is watched
+// for the client going away, which ends the handler's context. net/http
+// watches from the start of every request, for one more read and a
+// goroutine wake-up each time; a handler of this server takes
+// microseconds, and one that takes longer is one worth stopping. One
+// watcher goroutine looks at the requests under way every watchAfter,
+// while there are any: a timer per request would cost more than the
+// watch (adding a timer wakes a sleeping network poller).
+const watchAfter = 5 * time.Millisecond
+
+func newFastServer(ln net.Listener, srv transport.MessageServer, cfg ServerConfig) *fastServer {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &fastServer{ln: ln, srv: srv, cfg: cfg, ctx: ctx, cancel: cancel,
+		handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]struct{}{}, wake: make(chan struct{}, 1)}
+}
+
+// serve accepts until the listener is closed.
+func (s *fastServer) serve() {
+	var delay time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if isTemporary(err) {
+				// Out of file descriptors and the like: wait, as net/http does.
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				time.Sleep(delay)
+				continue
+			}
+			return
+		}
+		delay = 0
+		c := &fastConn{nc: nc, peer: peerFor(nc.RemoteAddr())}
+		s.mu.Lock()
+		if s.draining {
+			s.mu.Unlock()
+			_ = nc.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serveConn(c)
+	}
+}
+
+// isTemporary reports an accept error worth another try: out of file
+// descriptors and the like, as net/http tells them.
+func isTemporary(err error) bool {
+	if errors.Is(err, net.ErrClosed) {
+		return false
+	}
+	te, ok := errors.AsType[interface {
+		error
+		Temporary() bool
+	}](err)
+	return ok && te.Temporary()
+}
+
+// peerFor is the peer of a connection from a.
+func peerFor(a net.Addr) transport.Peer {
+	p := transport.Peer{Network: "http", Addr: a.String()}
+	if ap, err := netip.ParseAddrPort(p.Addr); err == nil {
+		p.Loopback = ap.Addr().Unmap().IsLoopback()
+	}
+	return p
+}
+
+// watch watches the requests that run longer than watchAfter, until the
+// server closes.
+func (s *fastServer) watch() {
+	t := time.NewTimer(watchAfter)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.wake:
+		case <-s.ctx.Done():
+			return
+		}
+		for busy := true; busy; {
+			t.Reset(watchAfter)
+			select {
+			case <-t.C:
+			case <-s.ctx.Done():
+				return
+			}
+			busy = s.watchLong(time.Now())
+		}
+	}
+}
+
+// watchLong starts watching each request begun before now-watchAfter, and
+// reports whether any request is under way.
+func (s *fastServer) watchLong(now time.Time) (busy bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if !c.active {
+			continue
+		}
+		busy = true
+		if c.inCall && !c.watching && now.Sub(c.since) >= watchAfter {
+			c.watching = true
+			go c.watchClient()
+		}
+	}
+	s.watching = busy
+	return busy
+}
+
+// watchClient waits until the client sends more (the next request, left
+// buffered) or goes away, which ends c's context. Its read ends when the
+// request is served: unwatch moves the read deadline.
+func (c *fastConn) watchClient() {
+	defer func() { c.watched <- struct{}{} }()
+	if _, err := c.br.Peek(1); err != nil {
+		if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
+			c.cancel()
+		}
+	}
+}
+
+// unwatch stops watching c's client, if a watch started: the handler has
+// returned. It reports whether the server is stopping, when the response
+// says that the connection closes.
+func (s *fastServer) unwatch(c *fastConn) (stopping bool) {
+	s.mu.Lock()
+	watching := c.watching
+	c.inCall, c.watching = false, false
+	stopping = s.draining
+	s.mu.Unlock()
+	if watching {
+		_ = c.nc.SetReadDeadline(time.Unix(1, 0)) // serveConn sets it again before the next read
+		<-c.watched
+	}
+	return stopping
+}
+
+// serveConn serves c's requests until it closes, fails, times out, asks
+// for something the fast path leaves to net/http, or the server stops.
+func (s *fastServer) serveConn(c *fastConn) {
+	defer s.wg.Done()
+	handedOff := false
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		c.active = false
+		s.signalLocked()
+		s.mu.Unlock()
+		if !handedOff {
+			_ = c.nc.Close()
+		}
+	}()
+	c.br = bufio.NewReaderSize(c.nc, fastReadBuf)
+	c.watched = make(chan struct{}, 1)
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	defer c.cancel()
+	first := true
+	for {
+		// Between requests: the idle timeout (the header timeout before
+		// the first, as net/http).
+		wait := s.cfg.IdleTimeout
+		if first {
+			wait = s.cfg.ReadHeaderTimeout
+		}
+		first = false
+		if err := c.nc.SetReadDeadline(time.Now().Add(wait)); err != nil {
+			return
+		}
+		if _, err := c.br.Peek(1); err != nil {
+			return
+		}
+		start := time.Now()
+		if !s.begin(c) {
+			return // stopping: the request is not read, and the client may retry it
+		}
+		if err := c.nc.SetReadDeadline(start.Add(min(s.cfg.ReadHeaderTimeout, s.cfg.ReadTimeout))); err != nil {
+			return
+		}
+		head, ok, err := s.readHead(c.br)
+		if err != nil {
+			return // closed or timed out within the head
+		}
+		if !ok {
+			handedOff = s.handoff.give(&replayConn{Conn: c.nc, r: c.br})
+			return
+		}
+		if _, err := c.br.Discard(head.size); err != nil {
+			return
+		}
+		if s.cfg.ReadTimeout > s.cfg.ReadHeaderTimeout {
+			if err := c.nc.SetReadDeadline(start.Add(s.cfg.ReadTimeout)); err != nil {
+				return
+			}
+		}
+		body := make([]byte, head.length)
+		if _, err := io.ReadFull(c.br, body); err != nil {
+			return // the client went away or was too slow: nobody to answer
+		}
+		if err := c.nc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
+			return
+		}
+		s.call(c)
+		reply := s.srv.ServeMessage(c.ctx, body, c.peer)
+		last := s.unwatch(c) || head.close
+		if !s.writeResponse(c, reply, last) || last || !s.end(c) {
+			return
+		}
+	}
+}
+
+// begin marks c in a request, unless the server is stopping.
+func (s *fastServer) begin(c *fastConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return false
+	}
+	c.active = true
+	if !s.watching {
+		s.watching = true
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
+
+// call marks c in its handler, which the watcher may watch from then on.
+func (s *fastServer) call(c *fastConn) {
+	now := time.Now()
+	s.mu.Lock()
+	c.inCall, c.since = true, now
+	s.mu.Unlock()
+}
+
+// end marks c idle, and reports whether it may carry another request.
+func (s *fastServer) end(c *fastConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.active = false
+	s.signalLocked()
+	return !s.draining
+}
+
+func (s *fastServer) signalLocked() {
+	if !s.draining || s.idle == nil {
+		return
+	}
+	for c := range s.conns {
+		if c.active {
+			return
+		}
+	}
+	select {
+	case <-s.idle:
+	default:
+		close(s.idle)
+	}
+}
+
+// drain stops new requests on the fast path, closes the connections
+// waiting for one, and returns a channel closed once no request is being
+// served on it.
+func (s *fastServer) drain() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idle == nil {
+		s.idle = make(chan struct{})
+	}
+	s.draining = true
+	for c := range s.conns {
+		if !c.active {
+			// Wakes its read between requests; it then sees draining.
+			_ = c.nc.SetReadDeadline(time.Unix(1, 0))
+		}
+	}
+	s.signalLocked()
+	return s.idle
+}
+
+// closeAll ends every handler's context and closes every connection.
+func (s *fastServer) closeAll() {
+	s.cancel()
+	s.mu.Lock()
+	s.draining = true
+	for c := range s.conns {
+		_ = c.nc.Close()
+	}
+	s.mu.Unlock()
+}
+
+// fastHead is what the fast path needs of a request head.
+type fastHead struct {
+	size   int   // bytes of the request line and headers, blank line included
+	length int64 // Content-Length
+	close  bool  // Connection: close
+}
+
+// fastRequestLine is the one request line the fast path serves.
+const fastRequestLine = "POST " + Path + " HTTP/1.1\r\n"
+
+// readHead reads, without consuming, a request head the fast path serves.
+// ok is false for any other, or for a head larger than the buffer; err is
+// set when the connection closes or times out within the head.
+func (s *fastServer) readHead(br *bufio.Reader) (h fastHead, ok bool, err error) {
+	var buf []byte
+	for {
+		n := br.Buffered()
+		buf, _ = br.Peek(n)
+		if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
+			buf = buf[:i+4]
+			break
+		}
+		if n >= fastReadBuf || !bytes.HasPrefix(buf, []byte(fastRequestLine)[:min(n, len(fastRequestLine))]) {
+			return h, false, nil
+		}
+		if _, err := br.Peek(n + 1); err != nil {
+			return h, false, err
+		}
+	}
+	h, ok = parseFastHead(buf, s.cfg.MaxBodyBytes)
+	return h, ok, nil
+}
+
+// parseFastHead parses a complete request head (CRLF line ends, the blank
+// line included) and reports whether the fast path serves it: POST /mcp
+// HTTP/1.1, exactly one Host and one Content-Length within limit, no
+// Transfer-Encoding, Expect or Upgrade, Connection only close or
+// keep-alive, every header name a token and every value free of control
+// bytes, and no obsolete line folding.
+func parseFastHead(buf []byte, limit int64) (h fastHead, ok bool) {
+	if !bytes.HasPrefix(buf, []byte(fastRequestLine)) {
+		return h, false
+	}
+	h.size = len(buf)
+	h.length = -1
+	hosts := 0
+	rest := buf[len(fastRequestLine) : len(buf)-2] // header lines, each ending in CRLF
+	for len(rest) > 0 {
+		i := bytes.Index(rest, []byte("\r\n"))
+		if i < 0 {
+			return h, false
+		}
+		line := rest[:i]
+		rest = rest[i+2:]
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 || !isToken(line[:colon]) {
+			return h, false // includes folding: a line starting with a space
+		}
+		name, value := line[:colon], trimOWS(line[colon+1:])
+		if !validValue(value) {
+			return h, false
+		}
+		switch {
+		case asciiEqualFold(name, "Host"):
+			hosts++
+			if !validHost(value) {
+				return h, false
+			}
+		case asciiEqualFold(name, "Content-Length"):
+			if h.length >= 0 || len(value) == 0 || len(value) > 18 {
+				return h, false
+			}
+			n := int64(0)
+			for _, b := range value {
+				if b < '0' || b > '9' {
+					return h, false
+				}
+				n = n*10 + int64(b-'0')
+			}
+			h.length = n
+		case asciiEqualFold(name, "Connection"):
+			for tok := range bytes.SplitSeq(value, []byte(",")) {
+				tok = trimOWS(tok)
+				switch {
+				case asciiEqualFold(tok, "close"):
+					h.close = true
+				case asciiEqualFold(tok, "keep-alive"), len(tok) == 0:
+				default:
+					return h, false
+				}
+			}
+		case asciiEqualFold(name, "Transfer-Encoding"), asciiEqualFold(name, "Expect"),
+			asciiEqualFold(name, "Upgrade"), asciiEqualFold(name, "Trailer"):
+			return h, false
+		}
+	}
+	if hosts != 1 || h.length < 0 || h.length > limit {
+		return h, false
+	}
+	return h, true
+}
+
+// isToken reports whether b is an RFC 9110 token (a header name).
+func isToken(b []byte) bool {
+	for _, c := range b {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), c) >= 0:
+		default:
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// validValue reports whether a header value has no control bytes but tab.
+func validValue(b []byte) bool {
+	for _, c := range b {
+		if (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// validHost is a conservative check of a Host value: what a URL's
+// authority holds, nothing that net/http might refuse.
+func validHost(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case c == '.', c == '-', c == ':', c == '[', c == ']', c == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func trimOWS(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// writeResponse writes reply (nil: 204 No Content) with the headers, and
+// in the order, that net/http writes for serveRPC.
+func (s *fastServer) writeResponse(c *fastConn, reply []byte, close bool) bool {
+	b := c.wbuf[:0]
+	if reply == nil {
+		b = append(b, "HTTP/1.1 204 No Content\r\n"...)
+	} else {
+		b = append(b, "HTTP/1.1 200 OK\r\nContent-Length: "...)
+		b = strconv.AppendInt(b, int64(len(reply)), 10)
+		b = append(b, "\r\nContent-Type: application/json\r\n"...)
+	}
+	b = append(b, "Date: "...)
+	b = s.dates.append(b, time.Now())
+	if close {
+		b = append(b, "\r\nConnection: close"...)
+	}
+	b = append(b, "\r\n\r\n"...)
+	var err error
+	if len(reply) <= inlineBody {
+		b = append(b, reply...)
+		_, err = c.nc.Write(b)
+	} else {
+		bufs := net.Buffers{b, reply}
+		_, err = bufs.WriteTo(c.nc)
+	}
+	if cap(b) <= keptWriteBuf {
+		c.wbuf = b
+	}
+	return err == nil
+}
+
+// dateCache keeps the Date header of the current second.
+type dateCache struct {
+	cur atomic.Pointer[datedSecond]
+}
+
+type datedSecond struct {
+	sec  int64
+	text []byte
+}
+
+func (d *dateCache) append(b []byte, now time.Time) []byte {
+	sec := now.Unix()
+	if c := d.cur.Load(); c != nil && c.sec == sec {
+		return append(b, c.text...)
+	}
+	c := &datedSecond{sec: sec, text: now.UTC().AppendFormat(nil, "Mon, 02 Jan 2006 15:04:05 GMT")}
+	d.cur.Store(c)
+	return append(b, c.text...)
+}
+
+// replayConn is a connection handed to net/http with what the fast path
+// had buffered still to be read.
+type replayConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *replayConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// handoffListener is the net/http server's listener: the connections the
+// fast path gives it.
+type handoffListener struct {
+	addr  net.Addr
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newHandoffListener(addr net.Addr) *handoffListener {
+	return &handoffListener{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// give hands c to the net/http server, or reports false when it has
+// stopped.
+func (l *handoffListener) give(c net.Conn) bool {
+	select {
+	case l.conns <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *handoffListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *handoffListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *handoffListener) Addr() net.Addr { return l.addr }
