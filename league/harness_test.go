@@ -273,13 +273,13 @@ func (h *harness) registerReferee(sender, endpoint string, capacity int) (*proto
 
 // ---- fake player ----
 
-// fakePlayer acknowledges every broadcast and records it.
 // hold is a message a fake player does not answer until it is released.
 type hold struct {
 	got      chan struct{} // closed when the message arrives
 	released chan struct{}
 }
 
+// fakePlayer acknowledges every broadcast and records it.
 type fakePlayer struct {
 	id, ep, token string
 	mu            sync.Mutex

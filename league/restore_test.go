@@ -658,3 +658,47 @@ func TestRestoreBeforeRoundClosed(t *testing.T) {
 		is.Equal(load(t, s2).ClosedRound, 3)
 	})
 }
+
+// TestStopWhileTellingTheLastRound: a manager stopped while a player has
+// not yet had the end of the last round has not completed the league; once
+// restarted it tells the last round's end again, then LEAGUE_COMPLETED.
+func TestStopWhileTellingTheLastRound(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		path := filepath.Join(t.TempDir(), "league.db")
+		s1 := openStore(t, path)
+		h1 := newHarness(t, n, league.Options{Seed: 42, Store: s1, CallTimeout: 5 * time.Second})
+		defer h1.stop()
+		ref := h1.referee("REF01", 2, modeReport, crashScript)
+		players := []*fakePlayer{h1.player("P01"), h1.player("P02"), h1.player("P03"), h1.player("P04")}
+		held, release := players[3].holdAt(t, "ROUND_COMPLETED 3")
+		h1.play()
+		select {
+		case <-held:
+		case <-h1.ctx.Done():
+			t.Fatal("P04 got no ROUND_COMPLETED 3")
+		}
+		h1.stop()
+		is.Equal(<-h1.runErr, context.Canceled) // Run reports the stop, not a league
+		is.NoErr(s1.Close())
+		release()
+		sv := load(t, openStore(t, path))
+		is.Equal(sv.State, league.StateRunning) // not completed
+		is.Equal(sv.ClosedRound, 2)
+		told := len(players[0].messages())
+
+		s2 := openStore(t, path)
+		h2 := newHarnessAt(t, n, "league_manager-restarted", league.Options{Store: s2})
+		defer h2.stop()
+		ref.h = h2
+		h2.run()
+		lc := h2.wait()
+		is.Equal(lc.FinalStandings[0], srow(1, "P01", 2, 1, 0, 0, 7))
+		var seq []string
+		for _, m := range players[0].messages()[told:] {
+			seq = append(seq, describe(m))
+		}
+		is.Equal(seq, []string{"ROUND_ANNOUNCEMENT 3", "LEAGUE_STANDINGS_UPDATE 3", "ROUND_COMPLETED 3", "LEAGUE_COMPLETED"})
+		is.Equal(load(t, s2).State, league.StateCompleted)
+	})
+}
