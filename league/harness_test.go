@@ -271,6 +271,47 @@ func (h *harness) registerReferee(sender, endpoint string, capacity int) (*proto
 	return &resp, nil
 }
 
+// crashFinal is the final table of crashScript's league (TestFullLeague's).
+func crashFinal() []protocol.StandingRow {
+	return []protocol.StandingRow{
+		srow(1, "P01", 2, 1, 0, 0, 7),
+		srow(2, "P02", 1, 2, 0, 0, 5),
+		srow(3, "P03", 1, 1, 1, 0, 4),
+		srow(4, "P04", 0, 0, 3, 1, 0),
+	}
+}
+
+// finishCrashScript takes the START_MATCH of R2M2, then round 3's two in
+// either order, and reports crashScript's results for them.
+func finishCrashScript(t *testing.T, ref *fakeReferee) {
+	t.Helper()
+	for _, want := range []string{"R2M2", "R3M1", "R3M2"} {
+		sm := ref.nextStart()
+		if want != "R2M2" { // round 3's matches start in any order
+			want = sm.MatchID
+		}
+		if sm.MatchID != want {
+			t.Fatalf("started %s, want %s", sm.MatchID, want)
+		}
+		status, err := ref.report(sm, crashScript[sm.MatchID])
+		if err != nil || status != protocol.StatusAccepted {
+			t.Fatalf("report %s: %s %v", sm.MatchID, status, err)
+		}
+	}
+}
+
+// heldLeague is crashScript's league on a store, with player P04 holding
+// back its answer to the message describe calls hold.
+func heldLeague(t *testing.T, n *transporttest.Net, s league.Store, mode refMode, hold string) (
+	h *harness, ref *fakeReferee, players []*fakePlayer, held <-chan struct{}, release func()) {
+	t.Helper()
+	h = newHarness(t, n, league.Options{Seed: 42, Store: s, CallTimeout: 5 * time.Second})
+	ref = h.referee("REF01", 2, mode, crashScript)
+	players = []*fakePlayer{h.player("P01"), h.player("P02"), h.player("P03"), h.player("P04")}
+	held, release = players[3].holdAt(t, hold)
+	return h, ref, players, held, release
+}
+
 // ---- fake player ----
 
 // hold is a message a fake player does not answer until it is released.
