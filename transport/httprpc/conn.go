@@ -290,13 +290,7 @@ func (pc *pconn) exchange(t *target, body []byte, limit int64) (status int, data
 	b = append(b, "\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)
 	b = append(b, "\r\nAccept: application/json\r\nContent-Type: application/json\r\n\r\n"...)
-	if len(body) <= inlineBody {
-		b = append(b, body...)
-		_, err = pc.nc.Write(b)
-	} else {
-		bufs := net.Buffers{b, body}
-		_, err = bufs.WriteTo(pc.nc)
-	}
+	b, err = writeWith(pc.nc, b, body)
 	pc.wbuf = b
 	if err != nil {
 		// A server may answer before reading the whole body and close (a
@@ -307,6 +301,21 @@ func (pc *pconn) exchange(t *target, body []byte, limit int64) (status int, data
 		return 0, nil, false, err
 	}
 	return readResponse(pc.br, limit)
+}
+
+// writeWith writes head and then body on nc in one system call: a small
+// body copied after head, a large one beside it in one writev, neither
+// copied nor growing head's buffer. It returns head's buffer, with body
+// appended when it was copied.
+func writeWith(nc net.Conn, head, body []byte) ([]byte, error) {
+	if len(body) <= inlineBody {
+		head = append(head, body...)
+		_, err := nc.Write(head)
+		return head, err
+	}
+	bufs := net.Buffers{head, body}
+	_, err := bufs.WriteTo(nc)
+	return head, err
 }
 
 // response is what readResponse needs of a response's head.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -107,7 +106,7 @@ func (s *fastServer) serve() {
 			return
 		}
 		delay = 0
-		c := &fastConn{nc: nc, peer: peerFor(nc.RemoteAddr())}
+		c := &fastConn{nc: nc, peer: peerAt(nc.RemoteAddr().String())}
 		s.mu.Lock()
 		if s.draining {
 			s.mu.Unlock()
@@ -132,15 +131,6 @@ func isTemporary(err error) bool {
 		Temporary() bool
 	}](err)
 	return ok && te.Temporary()
-}
-
-// peerFor is the peer of a connection from a.
-func peerFor(a net.Addr) transport.Peer {
-	p := transport.Peer{Network: "http", Addr: a.String()}
-	if ap, err := netip.ParseAddrPort(p.Addr); err == nil {
-		p.Loopback = ap.Addr().Unmap().IsLoopback()
-	}
-	return p
 }
 
 // watch watches the requests that run longer than watchAfter, until the
@@ -537,14 +527,7 @@ func (s *fastServer) writeResponse(c *fastConn, reply []byte, close bool) bool {
 		b = append(b, "\r\nConnection: close"...)
 	}
 	b = append(b, "\r\n\r\n"...)
-	var err error
-	if len(reply) <= inlineBody {
-		b = append(b, reply...)
-		_, err = c.nc.Write(b)
-	} else {
-		bufs := net.Buffers{b, reply}
-		_, err = bufs.WriteTo(c.nc)
-	}
+	b, err := writeWith(c.nc, b, reply)
 	if cap(b) <= keptWriteBuf {
 		c.wbuf = b
 	}

@@ -150,13 +150,14 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 	writeRaw(w, http.StatusOK, reply)
 }
 
-func peerOf(r *http.Request) transport.Peer {
-	p := transport.Peer{Network: "http", Addr: r.RemoteAddr}
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		// netip parses without allocating, as net.ParseIP does not.
-		if ip, err := netip.ParseAddr(host); err == nil {
-			p.Loopback = ip.Unmap().IsLoopback()
-		}
+func peerOf(r *http.Request) transport.Peer { return peerAt(r.RemoteAddr) }
+
+// peerAt is the peer of a connection from addr (host:port).
+func peerAt(addr string) transport.Peer {
+	p := transport.Peer{Network: "http", Addr: addr}
+	// netip parses without allocating, as net.ParseIP does not.
+	if ap, err := netip.ParseAddrPort(addr); err == nil {
+		p.Loopback = ap.Addr().Unmap().IsLoopback()
 	}
 	return p
 }
