@@ -24,6 +24,7 @@ func BenchmarkLeague(b *testing.B) {
 	}{{"mem", 16}, {"mem", 64}, {"mem", 200}, {"http", 64}} {
 		b.Run(fmt.Sprintf("%s/%d", c.net, c.players), func(b *testing.B) {
 			defer tuneGC(os.Getenv)() // the collector as simulate runs it
+			defer tuneProcs(os.Getenv, c.net == "http")()
 			cfg := config.Default()
 			strategies := strategiesOfB(b, "random")
 			var matches int

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
 
@@ -33,5 +34,26 @@ func TestTuneGC(t *testing.T) {
 		debug.SetGCPercent(gc)
 		is.Equal(gc, before) // put back
 		is.Equal(debug.SetMemoryLimit(-1), limit)
+	}
+}
+
+// TestTuneProcs: a league over HTTP gets half as many Ps again, unless
+// GOMAXPROCS is set or the league is in memory; the old number comes back.
+func TestTuneProcs(t *testing.T) {
+	is := is.New(t)
+	before := runtime.GOMAXPROCS(0)
+	for _, tc := range []struct {
+		env      map[string]string
+		overHTTP bool
+		want     int
+	}{
+		{map[string]string{}, true, before + (before+1)/2},
+		{map[string]string{}, false, before},
+		{map[string]string{"GOMAXPROCS": "1"}, true, before},
+	} {
+		restore := tuneProcs(func(k string) string { return tc.env[k] }, tc.overHTTP)
+		is.Equal(runtime.GOMAXPROCS(0), tc.want)
+		restore()
+		is.Equal(runtime.GOMAXPROCS(0), before) // put back
 	}
 }

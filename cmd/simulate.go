@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
@@ -211,6 +212,7 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, store: store, onResult: bar.set,
 	}
 	defer tuneGC(os.Getenv)()
+	defer tuneProcs(os.Getenv, o.transport == "http")()
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
@@ -235,6 +237,26 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 		return writeJSON(o.stdout, res)
 	}
 	return writeStandingsTable(o.stdout, lc, &seed)
+}
+
+// tuneProcs gives a league over loopback HTTP half as many Ps again as
+// the runtime would use (3 on 2 CPUs), unless GOMAXPROCS is set. There
+// every message is a system call that wakes a thread, and with one P per
+// CPU the CPUs sat idle 10-28% of the time (/proc/stat, a 100-player
+// league on 2 CPUs) while the runtime's trace showed both Ps busy and
+// goroutines waiting for one, and the process's threads spent a fifth of
+// their running time waiting in the kernel's run queue: a woken thread
+// waits on a busy CPU while the other one idles. A third P brings the
+// idle time to 2-5% and a 64-player league from about 2,800 to about
+// 3,400 matches/s at the same CPU time. In memory (no system calls) the
+// extra Ps only cost, so they are left alone there.
+func tuneProcs(getenv func(string) string, overHTTP bool) (restore func()) {
+	if !overHTTP || getenv("GOMAXPROCS") != "" {
+		return func() {}
+	}
+	n := runtime.GOMAXPROCS(0)
+	old := runtime.GOMAXPROCS(n + (n+1)/2)
+	return func() { runtime.GOMAXPROCS(old) }
 }
 
 // randomSeed picks a seed below 2^53, so that it survives a JSON reader
