@@ -93,6 +93,7 @@ func removeZone(host string) string {
 type pconn struct {
 	nc   net.Conn
 	raw  syscall.RawConn // nil when the connection has none
+	sr   *sockReader
 	br   *bufio.Reader
 	wbuf []byte
 	addr string
@@ -244,10 +245,8 @@ func (c *Client) fast(ctx context.Context, endpoint string, t *target, body []by
 		if err != nil {
 			return 0, nil, classifyDial(endpoint, &url.Error{Op: "Post", URL: endpoint, Err: err})
 		}
-		pc = &pconn{nc: nc, br: bufio.NewReaderSize(nc, readBufSize), addr: t.addr}
-		if sc, ok := nc.(syscall.Conn); ok {
-			pc.raw, _ = sc.SyscallConn()
-		}
+		pc = &pconn{nc: nc, sr: newSockReader(nc), addr: t.addr}
+		pc.raw, pc.br = pc.sr.raw, bufio.NewReaderSize(pc.sr, readBufSize)
 		pc.poke = func() { _ = nc.SetDeadline(time.Unix(1, 0)) } // long past
 	}
 	// The call's context ends a blocked read or write by moving the
@@ -290,17 +289,28 @@ func (pc *pconn) exchange(t *target, body []byte, limit int64) (status int, data
 	b = append(b, "\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)
 	b = append(b, "\r\nAccept: application/json\r\nContent-Type: application/json\r\n\r\n"...)
-	b, err = writeWith(pc.nc, b, body)
-	pc.wbuf = b
-	if err != nil {
-		// A server may answer before reading the whole body and close (a
-		// 413): its answer, if it came, is the outcome, as in net/http.
-		if status, data, _, rerr := readResponse(pc.br, limit); rerr == nil {
-			return status, data, false, nil
+	var werr error
+	if len(body) <= inlineBody {
+		// The request goes out with the wait for its response.
+		b = append(b, body...)
+		pc.wbuf, pc.sr.pending = b, b
+		status, data, keep, err = readResponse(pc.br, limit)
+		if werr, pc.sr.werr = pc.sr.werr, nil; werr == nil {
+			return status, data, keep, err
 		}
-		return 0, nil, false, err
+	} else {
+		b, werr = writeWith(pc.nc, b, body)
+		pc.wbuf = b
+		if werr == nil {
+			return readResponse(pc.br, limit)
+		}
 	}
-	return readResponse(pc.br, limit)
+	// A server may answer before reading the whole body and close (a 413):
+	// its answer, if it came, is the outcome, as in net/http.
+	if status, data, _, rerr := readResponse(pc.br, limit); rerr == nil {
+		return status, data, false, nil
+	}
+	return 0, nil, false, werr
 }
 
 // writeWith writes head and then body on nc in one system call: a small

@@ -57,6 +57,7 @@ type fastServer struct {
 // fastConn is one connection on the fast path.
 type fastConn struct {
 	nc     net.Conn
+	sr     *sockReader
 	br     *bufio.Reader
 	wbuf   []byte
 	peer   transport.Peer
@@ -218,7 +219,9 @@ func (s *fastServer) serveConn(c *fastConn) {
 			_ = c.nc.Close()
 		}
 	}()
-	c.br = bufio.NewReaderSize(c.nc, fastReadBuf)
+	c.sr = newSockReader(c.nc)
+	c.sr.written = func() bool { return s.end(c) }
+	c.br = bufio.NewReaderSize(c.sr, fastReadBuf)
 	c.watched = make(chan struct{}, 1)
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	defer c.cancel()
@@ -270,6 +273,12 @@ func (s *fastServer) serveConn(c *fastConn) {
 		s.call(c)
 		reply := s.srv.ServeMessage(c.ctx, body, c.peer)
 		last := s.unwatch(c) || head.close
+		if !last && len(reply) <= inlineBody && c.br.Buffered() == 0 {
+			// The response goes out with the wait for the next request,
+			// which marks the connection idle once it has.
+			c.sr.pending = s.response(c, reply, false)
+			continue
+		}
 		if !s.writeResponse(c, reply, last) || last || !s.end(c) {
 			return
 		}
@@ -513,6 +522,24 @@ func trimOWS(b []byte) []byte {
 // writeResponse writes reply (nil: 204 No Content) with the headers, and
 // in the order, that net/http writes for serveRPC.
 func (s *fastServer) writeResponse(c *fastConn, reply []byte, close bool) bool {
+	b, err := writeWith(c.nc, s.responseHead(c, reply, close), reply)
+	if cap(b) <= keptWriteBuf {
+		c.wbuf = b
+	}
+	return err == nil
+}
+
+// response is reply (a small one) with its head, in c's buffer.
+func (s *fastServer) response(c *fastConn, reply []byte, close bool) []byte {
+	b := append(s.responseHead(c, reply, close), reply...)
+	if cap(b) <= keptWriteBuf {
+		c.wbuf = b
+	}
+	return b
+}
+
+// responseHead is the head of reply's response, in c's buffer.
+func (s *fastServer) responseHead(c *fastConn, reply []byte, close bool) []byte {
 	b := c.wbuf[:0]
 	if reply == nil {
 		b = append(b, "HTTP/1.1 204 No Content\r\n"...)
@@ -526,12 +553,7 @@ func (s *fastServer) writeResponse(c *fastConn, reply []byte, close bool) bool {
 	if close {
 		b = append(b, "\r\nConnection: close"...)
 	}
-	b = append(b, "\r\n\r\n"...)
-	b, err := writeWith(c.nc, b, reply)
-	if cap(b) <= keptWriteBuf {
-		c.wbuf = b
-	}
-	return err == nil
+	return append(b, "\r\n\r\n"...)
 }
 
 // dateCache keeps the Date header of the current second.
