@@ -221,6 +221,7 @@ func (s *fastServer) serveConn(c *fastConn) {
 	}()
 	c.sr = newSockReader(c.nc)
 	c.sr.written = func() bool { return s.end(c) }
+	c.sr.writeTimeout = s.cfg.WriteTimeout
 	c.br = bufio.NewReaderSize(c.sr, fastReadBuf)
 	c.watched = make(chan struct{}, 1)
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
@@ -244,10 +245,11 @@ func (s *fastServer) serveConn(c *fastConn) {
 		if !s.begin(c) {
 			return // stopping: the request is not read, and the client may retry it
 		}
-		if err := c.nc.SetReadDeadline(start.Add(min(s.cfg.ReadHeaderTimeout, s.cfg.ReadTimeout))); err != nil {
-			return
-		}
-		head, ok, err := s.readHead(c.br)
+		// The read deadlines are set only when a read has to wait: a
+		// request that came whole (the usual one) needs none.
+		head, ok, err := s.readHead(c.br, func() error {
+			return c.nc.SetReadDeadline(start.Add(min(s.cfg.ReadHeaderTimeout, s.cfg.ReadTimeout)))
+		})
 		if err != nil {
 			return // closed or timed out within the head
 		}
@@ -258,7 +260,7 @@ func (s *fastServer) serveConn(c *fastConn) {
 		if _, err := c.br.Discard(head.size); err != nil {
 			return
 		}
-		if s.cfg.ReadTimeout > s.cfg.ReadHeaderTimeout {
+		if int64(c.br.Buffered()) < head.length {
 			if err := c.nc.SetReadDeadline(start.Add(s.cfg.ReadTimeout)); err != nil {
 				return
 			}
@@ -267,17 +269,18 @@ func (s *fastServer) serveConn(c *fastConn) {
 		if _, err := io.ReadFull(c.br, body); err != nil {
 			return // the client went away or was too slow: nobody to answer
 		}
-		if err := c.nc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
-			return
-		}
 		s.call(c)
 		reply := s.srv.ServeMessage(c.ctx, body, c.peer)
 		last := s.unwatch(c) || head.close
 		if !last && len(reply) <= inlineBody && c.br.Buffered() == 0 {
 			// The response goes out with the wait for the next request,
-			// which marks the connection idle once it has.
+			// which marks the connection idle once it has; its write
+			// deadline is set only if the socket cannot take it at once.
 			c.sr.pending = s.response(c, reply, false)
 			continue
+		}
+		if err := c.nc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
+			return
 		}
 		if !s.writeResponse(c, reply, last) || last || !s.end(c) {
 			return
@@ -380,9 +383,9 @@ const fastRequestLine = "POST " + Path + " HTTP/1.1\r\n"
 // readHead reads, without consuming, a request head the fast path serves.
 // ok is false for any other, or for a head larger than the buffer; err is
 // set when the connection closes or times out within the head.
-func (s *fastServer) readHead(br *bufio.Reader) (h fastHead, ok bool, err error) {
+func (s *fastServer) readHead(br *bufio.Reader, beforeWait func() error) (h fastHead, ok bool, err error) {
 	var buf []byte
-	for {
+	for waited := false; ; waited = true {
 		n := br.Buffered()
 		buf, _ = br.Peek(n)
 		if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
@@ -391,6 +394,11 @@ func (s *fastServer) readHead(br *bufio.Reader) (h fastHead, ok bool, err error)
 		}
 		if n >= fastReadBuf || !bytes.HasPrefix(buf, []byte(fastRequestLine)[:min(n, len(fastRequestLine))]) {
 			return h, false, nil
+		}
+		if !waited {
+			if err := beforeWait(); err != nil {
+				return h, false, err
+			}
 		}
 		if _, err := br.Peek(n + 1); err != nil {
 			return h, false, err

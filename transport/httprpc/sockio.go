@@ -3,6 +3,7 @@ package httprpc
 import (
 	"net"
 	"syscall"
+	"time"
 )
 
 // sockReader is what a connection's bufio.Reader reads: the connection,
@@ -14,6 +15,9 @@ type sockReader struct {
 	// once it has, and stops the read when it returns false.
 	pending []byte
 	written func() bool
+	// writeTimeout, if set, bounds a pending write that has to wait for
+	// the socket to take it: its write deadline is set only then.
+	writeTimeout time.Duration
 	// werr is the pending write's failure, kept until its owner clears it.
 	werr error
 
@@ -32,6 +36,18 @@ func newSockReader(nc net.Conn) *sockReader {
 		r.raw, _ = sc.SyscallConn()
 	}
 	return r
+}
+
+// writeRest writes what the socket did not take at once, as net writes,
+// within writeTimeout if set.
+func (r *sockReader) writeRest(rest []byte) error {
+	if r.writeTimeout > 0 {
+		if err := r.nc.SetWriteDeadline(time.Now().Add(r.writeTimeout)); err != nil {
+			return err
+		}
+	}
+	_, err := r.nc.Write(rest)
+	return err
 }
 
 // errStopped is a read that written stopped.

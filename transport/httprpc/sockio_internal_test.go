@@ -143,3 +143,16 @@ func TestSockReaderDeadline(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(len(rest), 0) // "pong" was never sent
 }
+
+// TestSockReaderWriteTimeout: a pending write the peer does not take in
+// full ends at writeTimeout from when it has to wait.
+func TestSockReaderWriteTimeout(t *testing.T) {
+	is := is.New(t)
+	c, _ := tcpPair(t) // the peer never reads
+	sr := newSockReader(c)
+	sr.writeTimeout = 20 * time.Millisecond
+	sr.pending = make([]byte, 64<<20) // more than both sockets' buffers
+	_, err := sr.Read(make([]byte, 8))
+	is.True(errors.Is(err, os.ErrDeadlineExceeded))
+	is.Equal(sr.werr, err)
+}

@@ -7,7 +7,7 @@ func (r *sockReader) Read(p []byte) (int, error) {
 	if r.pending != nil {
 		rest := r.pending
 		r.pending = nil
-		if _, err := r.nc.Write(rest); err != nil {
+		if err := r.writeRest(rest); err != nil {
 			r.werr = err
 			return 0, err
 		}

@@ -33,7 +33,7 @@ func (r *sockReader) Read(p []byte) (int, error) {
 	case !r.wrote: // the socket took only part: the rest as net writes it
 		rest := r.pending
 		r.pending = nil
-		if _, err := r.nc.Write(rest); err != nil {
+		if err := r.writeRest(rest); err != nil {
 			r.werr = err
 			return 0, err
 		}
