@@ -77,12 +77,20 @@ func (a *Addressed) Encoded() jsontext.Value {
 	if a.quoted == nil {
 		return a.b.raw
 	}
-	out := make([]byte, 0, a.Len())
-	out = append(append(out, tokenMember...), a.quoted...)
-	if len(a.b.raw) > 2 {
-		out = append(out, ',')
+	return a.AppendEncoded(make([]byte, 0, a.Len()))
+}
+
+// AppendEncoded appends Encoded to b: a's bytes in a buffer of the
+// caller's, to be used again.
+func (a *Addressed) AppendEncoded(b []byte) []byte {
+	if a.quoted == nil {
+		return append(b, a.b.raw...)
 	}
-	return append(out, a.b.raw[1:]...)
+	b = append(append(b, tokenMember...), a.quoted...)
+	if len(a.b.raw) > 2 {
+		b = append(b, ',')
+	}
+	return append(b, a.b.raw[1:]...)
 }
 
 // Len is the length of Encoded, without making it.

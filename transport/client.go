@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -44,9 +45,10 @@ type Client struct {
 	scratch sync.Pool // *[]byte
 }
 
-// maxScratch is the largest params buffer kept for another call: a rare
-// large message (the final standings of a big league) is not held on to.
-const maxScratch = 16 << 10
+// maxScratch is the largest params buffer kept for another call: the
+// standings of a round up to about 400 players; a larger message is not
+// held on to.
+const maxScratch = 64 << 10
 
 // noRetryKey marks a context whose calls get one attempt.
 type noRetryKey struct{}
@@ -305,13 +307,18 @@ func (c *Client) callAs(ctx context.Context, to *peer, method string, d dialect,
 // once the call is over (nil when params were already encoded).
 func (c *Client) encodeParams(params any) (jsontext.Value, *[]byte, error) {
 	switch params.(type) {
-	case nil, jsontext.Value, *protocol.Addressed:
+	case nil, jsontext.Value:
 		p, err := EncodeParams(params)
 		return p, nil, err
 	}
 	buf, _ := c.scratch.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
+	}
+	if a, ok := params.(*protocol.Addressed); ok {
+		// A broadcast's bytes with this recipient's token: copied into
+		// the scratch buffer, not into one of their own per recipient.
+		return a.AppendEncoded(slices.Grow((*buf)[:0], a.Len())), buf, nil
 	}
 	p, err := appendParams((*buf)[:0], params)
 	return p, buf, err
