@@ -24,6 +24,8 @@ func BenchmarkLeague(b *testing.B) {
 	}{{"mem", 16}, {"mem", 64}, {"mem", 200}, {"http", 64}} {
 		b.Run(fmt.Sprintf("%s/%d", c.net, c.players), func(b *testing.B) {
 			defer tuneGC(os.Getenv)() // the collector as simulate runs it
+			// Over HTTP with half as many Ps again as -cpu gives, as
+			// simulate runs it: the name's -N suffix is not its Ps.
 			defer tuneProcs(os.Getenv, c.net == "http")()
 			cfg := config.Default()
 			strategies := strategiesOfB(b, "random")

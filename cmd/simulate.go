@@ -249,7 +249,9 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 // waits on a busy CPU while the other one idles. A third P brings the
 // idle time to 2-5% and a 64-player league from about 2,800 to about
 // 3,400 matches/s at the same CPU time. In memory (no system calls) the
-// extra Ps only cost, so they are left alone there.
+// extra Ps only cost, so they are left alone there. A number set this way
+// no longer follows a container's CPU limit if it changes during the
+// league; restore puts back the number the league started with.
 func tuneProcs(getenv func(string) string, overHTTP bool) (restore func()) {
 	if !overHTTP || getenv("GOMAXPROCS") != "" {
 		return func() {}

@@ -220,8 +220,6 @@ func (s *fastServer) serveConn(c *fastConn) {
 		}
 	}()
 	c.sr = newSockReader(c.nc)
-	c.sr.written = func() bool { return s.end(c) }
-	c.sr.writeTimeout = s.cfg.WriteTimeout
 	c.br = bufio.NewReaderSize(c.sr, fastReadBuf)
 	c.watched = make(chan struct{}, 1)
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
@@ -269,20 +267,12 @@ func (s *fastServer) serveConn(c *fastConn) {
 		if _, err := io.ReadFull(c.br, body); err != nil {
 			return // the client went away or was too slow: nobody to answer
 		}
-		s.call(c)
+		// The write timeout runs from here, the handler included, as in
+		// net/http; the deadline itself is set only if the write waits.
+		writeBy := s.call(c).Add(s.cfg.WriteTimeout)
 		reply := s.srv.ServeMessage(c.ctx, body, c.peer)
 		last := s.unwatch(c) || head.close
-		if !last && len(reply) <= inlineBody && c.br.Buffered() == 0 {
-			// The response goes out with the wait for the next request,
-			// which marks the connection idle once it has; its write
-			// deadline is set only if the socket cannot take it at once.
-			c.sr.pending = s.response(c, reply, false)
-			continue
-		}
-		if err := c.nc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
-			return
-		}
-		if !s.writeResponse(c, reply, last) || last || !s.end(c) {
+		if !s.writeResponse(c, reply, last, writeBy) || last || !s.end(c) {
 			return
 		}
 	}
@@ -306,12 +296,14 @@ func (s *fastServer) begin(c *fastConn) bool {
 	return true
 }
 
-// call marks c in its handler, which the watcher may watch from then on.
-func (s *fastServer) call(c *fastConn) {
+// call marks c in its handler, which the watcher may watch from then on,
+// and returns the time.
+func (s *fastServer) call(c *fastConn) time.Time {
 	now := time.Now()
 	s.mu.Lock()
 	c.inCall, c.since = true, now
 	s.mu.Unlock()
+	return now
 }
 
 // end marks c idle, and reports whether it may carry another request.
@@ -529,21 +521,41 @@ func trimOWS(b []byte) []byte {
 
 // writeResponse writes reply (nil: 204 No Content) with the headers, and
 // in the order, that net/http writes for serveRPC.
-func (s *fastServer) writeResponse(c *fastConn, reply []byte, close bool) bool {
-	b, err := writeWith(c.nc, s.responseHead(c, reply, close), reply)
+// It fails, writing nothing, once writeBy has passed (the handler took
+// the write timeout), as net/http's write deadline would; otherwise the
+// deadline is set only if the socket does not take a small response at
+// once, and cleared after.
+func (s *fastServer) writeResponse(c *fastConn, reply []byte, close bool, writeBy time.Time) bool {
+	if !time.Now().Before(writeBy) {
+		return false
+	}
+	head := s.responseHead(c, reply, close)
+	if len(reply) > inlineBody {
+		if err := c.nc.SetWriteDeadline(writeBy); err != nil {
+			return false
+		}
+		b, err := writeWith(c.nc, head, reply)
+		if cap(b) <= keptWriteBuf {
+			c.wbuf = b
+		}
+		return err == nil && c.nc.SetWriteDeadline(time.Time{}) == nil
+	}
+	b := append(head, reply...)
 	if cap(b) <= keptWriteBuf {
 		c.wbuf = b
 	}
-	return err == nil
-}
-
-// response is reply (a small one) with its head, in c's buffer.
-func (s *fastServer) response(c *fastConn, reply []byte, close bool) []byte {
-	b := append(s.responseHead(c, reply, close), reply...)
-	if cap(b) <= keptWriteBuf {
-		c.wbuf = b
+	n, err := c.sr.tryWrite(b)
+	if err != nil {
+		return false
 	}
-	return b
+	if n == len(b) {
+		return true
+	}
+	if err := c.nc.SetWriteDeadline(writeBy); err != nil {
+		return false
+	}
+	_, err = c.nc.Write(b[n:])
+	return err == nil && c.nc.SetWriteDeadline(time.Time{}) == nil
 }
 
 // responseHead is the head of reply's response, in c's buffer.

@@ -2,24 +2,21 @@ package httprpc
 
 import (
 	"net"
+	"os"
 	"syscall"
-	"time"
 )
 
 // sockReader is what a connection's bufio.Reader reads: the connection,
-// with a write that may be left to go out at the next read (see Read).
+// with a write that may be left to go out at the next read (see Read), and
+// a write that does not wait (tryWrite).
 type sockReader struct {
 	nc  net.Conn
 	raw syscall.RawConn // nil: every write and read as net makes them
-	// pending goes out before the next read; written, if set, is called
-	// once it has, and stops the read when it returns false.
+	// pending goes out at the start of the next read; a failure to write
+	// it is kept in werr until its owner clears it. Only a client leaves
+	// a write pending: see Read.
 	pending []byte
-	written func() bool
-	// writeTimeout, if set, bounds a pending write that has to wait for
-	// the socket to take it: its write deadline is set only then.
-	writeTimeout time.Duration
-	// werr is the pending write's failure, kept until its owner clears it.
-	werr error
+	werr    error
 
 	// The read under way: its buffer and outcome.
 	p     []byte
@@ -27,28 +24,27 @@ type sockReader struct {
 	rerr  error
 	wrote bool
 	step  func(fd uintptr) bool
+	// The write under way (tryWrite).
+	w     []byte
+	wn    int
+	wstep func(fd uintptr) bool
 }
 
-// newSockReader reads nc, raw where nc allows it.
+// newSockReader reads nc: raw for a plain TCP or Unix connection, as net
+// does for anything else (a wrapper's own Read and Write are not bypassed).
 func newSockReader(nc net.Conn) *sockReader {
 	r := &sockReader{nc: nc}
-	if sc, ok := nc.(syscall.Conn); ok {
-		r.raw, _ = sc.SyscallConn()
+	switch c := nc.(type) {
+	case *net.TCPConn:
+		r.raw, _ = c.SyscallConn()
+	case *net.UnixConn:
+		r.raw, _ = c.SyscallConn()
 	}
 	return r
 }
 
-// writeRest writes what the socket did not take at once, as net writes,
-// within writeTimeout if set.
-func (r *sockReader) writeRest(rest []byte) error {
-	if r.writeTimeout > 0 {
-		if err := r.nc.SetWriteDeadline(time.Now().Add(r.writeTimeout)); err != nil {
-			return err
-		}
-	}
-	_, err := r.nc.Write(rest)
-	return err
+// opError is err of a raw read or write as net reports one.
+func (r *sockReader) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: r.nc.LocalAddr().Network(), Source: r.nc.LocalAddr(), Addr: r.nc.RemoteAddr(),
+		Err: os.NewSyscallError(op, err)}
 }
-
-// errStopped is a read that written stopped.
-const errStopped = constError("stopped after the response")

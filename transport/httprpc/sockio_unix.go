@@ -4,16 +4,23 @@ package httprpc
 
 import (
 	"io"
-	"os"
+	"net"
 	"syscall"
 )
 
 // Read reads the connection; bytes left in pending go out first, inside
-// the same wait for readability as the read of what they provoke. The
-// network poller forgets the socket's readiness when that wait begins, so
-// a write made inside it may wait for its answer at once: a write followed
-// by an ordinary read first reads, finds nothing and only then waits, one
-// system call more per exchange on each side.
+// the same wait for readability as the read of the answer they provoke.
+// The network poller forgets the socket's readiness when that wait begins,
+// so a write made inside it can wait for its answer at once, where a write
+// followed by an ordinary read first reads, finds nothing and only then
+// waits: one system call less per exchange. That is sound only where
+// nothing can arrive unasked before the write, which is a client's case:
+// what a server sends before it hears the request (a 408 and a close, the
+// end of an idle connection) is found by alive before a connection is
+// reused, and if it comes after that, the request it then refuses ends the
+// connection with a reset that wakes the wait. A server must not do this:
+// a pipelined request or a client's FIN that arrived during its handler
+// would be forgotten.
 func (r *sockReader) Read(p []byte) (int, error) {
 	if r.pending == nil || r.raw == nil {
 		return r.nc.Read(p)
@@ -27,18 +34,18 @@ func (r *sockReader) Read(p []byte) (int, error) {
 	switch {
 	case err != nil: // closed, or past the read deadline
 		r.pending = nil
+		if oe, ok := err.(*net.OpError); ok && oe.Op == "raw-read" {
+			oe.Op = "read"
+		}
 		return 0, err
 	case r.werr != nil:
 		return 0, r.werr
 	case !r.wrote: // the socket took only part: the rest as net writes it
 		rest := r.pending
 		r.pending = nil
-		if err := r.writeRest(rest); err != nil {
+		if _, err := r.nc.Write(rest); err != nil {
 			r.werr = err
 			return 0, err
-		}
-		if r.written != nil && !r.written() {
-			return 0, errStopped
 		}
 		return r.nc.Read(p)
 	}
@@ -58,17 +65,13 @@ func (r *sockReader) writeThenRead(fd uintptr) bool {
 				return true // Read writes the rest
 			case err != nil:
 				r.pending = nil
-				r.werr = &os.SyscallError{Syscall: "write", Err: err}
+				r.werr = r.opError("write", err)
 				return true
 			}
 			r.pending = r.pending[n:]
 		}
 		r.pending, r.wrote = nil, true
-		if r.written != nil && !r.written() {
-			r.rerr = errStopped
-			return true
-		}
-		return false // wait: nothing can have come yet
+		return false // wait: nothing can have come yet (see Read)
 	}
 	for {
 		n, err := syscall.Read(int(fd), r.p)
@@ -78,7 +81,7 @@ func (r *sockReader) writeThenRead(fd uintptr) bool {
 		case err == syscall.EAGAIN:
 			return false
 		case err != nil:
-			r.rerr = &os.SyscallError{Syscall: "read", Err: err}
+			r.rerr = r.opError("read", err)
 		case n == 0 && len(r.p) > 0:
 			r.rerr = io.EOF
 		default:
@@ -86,4 +89,42 @@ func (r *sockReader) writeThenRead(fd uintptr) bool {
 		}
 		return true
 	}
+}
+
+// tryWrite writes as much of b as the socket takes without waiting, and
+// reports how much that was: a server's response written this way needs
+// no write deadline unless some is left to write.
+func (r *sockReader) tryWrite(b []byte) (int, error) {
+	if r.raw == nil {
+		return 0, nil
+	}
+	if r.wstep == nil {
+		r.wstep = r.writeSome
+	}
+	r.w, r.wn, r.werr = b, 0, nil
+	err := r.raw.Write(r.wstep)
+	r.w = nil
+	if err != nil {
+		return r.wn, err
+	}
+	err, r.werr = r.werr, nil
+	return r.wn, err
+}
+
+// writeSome is tryWrite's step: it never waits for the socket.
+func (r *sockReader) writeSome(fd uintptr) bool {
+	for r.wn < len(r.w) {
+		n, err := syscall.Write(int(fd), r.w[r.wn:])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return true
+		case err != nil:
+			r.werr = r.opError("write", err)
+			return true
+		}
+		r.wn += n
+	}
+	return true
 }
