@@ -43,6 +43,17 @@ func newSockReader(nc net.Conn) *sockReader {
 	return r
 }
 
+// writeRestThenRead writes what is pending as net writes, then reads.
+func (r *sockReader) writeRestThenRead(p []byte) (int, error) {
+	rest := r.pending
+	r.pending = nil
+	if _, err := r.nc.Write(rest); err != nil {
+		r.werr = err
+		return 0, err
+	}
+	return r.nc.Read(p)
+}
+
 // opError is err of a raw read or write as net reports one.
 func (r *sockReader) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: r.nc.LocalAddr().Network(), Source: r.nc.LocalAddr(), Addr: r.nc.RemoteAddr(),

@@ -196,18 +196,27 @@ func serveHeld(t *testing.T, h *heldServer, cfg ServerConfig) net.Conn {
 	return c
 }
 
+// inHandler sends one request to a held server and returns once its
+// handler holds it.
+func inHandler(t *testing.T, cfg ServerConfig) (*heldServer, net.Conn) {
+	t.Helper()
+	h := newHeldServer(`{"jsonrpc":"2.0","result":1,"id":1}`)
+	c := serveHeld(t, h, cfg)
+	if _, err := io.WriteString(c, plainRequest); err != nil {
+		t.Fatal(err)
+	}
+	<-h.entered
+	return h, c
+}
+
 // TestServerAnswersRequestSentDuringHandler: a request that reaches the
 // server while the one before it is in its handler is answered too (a
 // server that wrote its response inside a fresh wait would miss it until
 // the idle timeout).
 func TestServerAnswersRequestSentDuringHandler(t *testing.T) {
 	is := is.New(t)
-	h := newHeldServer(`{"jsonrpc":"2.0","result":1,"id":1}`)
-	c := serveHeld(t, h, ServerConfig{IdleTimeout: time.Minute})
-	_, err := io.WriteString(c, plainRequest)
-	is.NoErr(err)
-	<-h.entered
-	_, err = io.WriteString(c, plainRequest) // while the first is handled
+	h, c := inHandler(t, ServerConfig{IdleTimeout: time.Minute})
+	_, err := io.WriteString(c, plainRequest) // while the first is handled
 	is.NoErr(err)
 	close(h.release)
 	br := bufio.NewReader(c)
@@ -225,11 +234,7 @@ func TestServerAnswersRequestSentDuringHandler(t *testing.T) {
 // not an idle connection held until the idle timeout.
 func TestServerClosesAfterClientHalfCloses(t *testing.T) {
 	is := is.New(t)
-	h := newHeldServer(`{"jsonrpc":"2.0","result":1,"id":1}`)
-	c := serveHeld(t, h, ServerConfig{IdleTimeout: time.Minute})
-	_, err := io.WriteString(c, plainRequest)
-	is.NoErr(err)
-	<-h.entered
+	h, c := inHandler(t, ServerConfig{IdleTimeout: time.Minute})
 	is.NoErr(c.(*net.TCPConn).CloseWrite())
 	close(h.release)
 	all, err := io.ReadAll(c) // ends at the server's close, before our deadline

@@ -5,12 +5,7 @@ package httprpc
 // Read reads the connection, after writing what is pending.
 func (r *sockReader) Read(p []byte) (int, error) {
 	if r.pending != nil {
-		rest := r.pending
-		r.pending = nil
-		if _, err := r.nc.Write(rest); err != nil {
-			r.werr = err
-			return 0, err
-		}
+		return r.writeRestThenRead(p)
 	}
 	return r.nc.Read(p)
 }

@@ -41,13 +41,7 @@ func (r *sockReader) Read(p []byte) (int, error) {
 	case r.werr != nil:
 		return 0, r.werr
 	case !r.wrote: // the socket took only part: the rest as net writes it
-		rest := r.pending
-		r.pending = nil
-		if _, err := r.nc.Write(rest); err != nil {
-			r.werr = err
-			return 0, err
-		}
-		return r.nc.Read(p)
+		return r.writeRestThenRead(p)
 	}
 	return r.n, r.rerr
 }
