@@ -2,7 +2,10 @@
 
 package protocol
 
-import "strconv"
+import (
+	"strconv"
+	"unsafe"
+)
 
 // appendGenerated appends the encoding of v when v is a pointer to one
 // of the structs below (false for anything else, or invalid UTF-8).
@@ -1985,9 +1988,13 @@ func (v *LeagueCompleted) decodeFast(s *scanner) bool {
 			} else {
 				a0 := []StandingRow{}
 				for i := 0; s.elem(i); i++ {
+					at := s.i
 					a0 = append(a0, StandingRow{})
 					if !s.null() && !a0[len(a0)-1].decodeFast(s) {
 						return false
+					}
+					if i == 0 {
+						a0 = roomFor(a0, s.i-at, len(s.b)-s.i, int(unsafe.Sizeof(StandingRow{})))
 					}
 					if s.bad {
 						return false
@@ -2793,9 +2800,13 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 			} else {
 				a0 := []StandingRow{}
 				for i := 0; s.elem(i); i++ {
+					at := s.i
 					a0 = append(a0, StandingRow{})
 					if !s.null() && !a0[len(a0)-1].decodeFast(s) {
 						return false
+					}
+					if i == 0 {
+						a0 = roomFor(a0, s.i-at, len(s.b)-s.i, int(unsafe.Sizeof(StandingRow{})))
 					}
 					if s.bad {
 						return false
@@ -4186,9 +4197,13 @@ func (v *ResultDetails) decodeFast(s *scanner) bool {
 			} else {
 				a0 := []TechnicalLoss{}
 				for i := 0; s.elem(i); i++ {
+					at := s.i
 					a0 = append(a0, TechnicalLoss{})
 					if !s.null() && !a0[len(a0)-1].decodeFast(s) {
 						return false
+					}
+					if i == 0 {
+						a0 = roomFor(a0, s.i-at, len(s.b)-s.i, int(unsafe.Sizeof(TechnicalLoss{})))
 					}
 					if s.bad {
 						return false
@@ -4380,9 +4395,13 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 			} else {
 				a0 := []MatchRef{}
 				for i := 0; s.elem(i); i++ {
+					at := s.i
 					a0 = append(a0, MatchRef{})
 					if !s.null() && !a0[len(a0)-1].decodeFast(s) {
 						return false
+					}
+					if i == 0 {
+						a0 = roomFor(a0, s.i-at, len(s.b)-s.i, int(unsafe.Sizeof(MatchRef{})))
 					}
 					if s.bad {
 						return false

@@ -119,6 +119,23 @@ func (s *scanner) member(n int) ([]byte, bool) {
 	return name, true
 }
 
+// roomFor returns a with room for as many elements as its first one
+// suggests the array holds: the bytes left after it divided by its own
+// (with a comma), but never more than twice the bytes left take in memory
+// as elements of size bytes, so that a hostile array of tiny first
+// elements cannot make a large allocation. The estimate may run past the
+// array's end into what follows it: a few elements too many.
+func roomFor[T any](a []T, used, left, size int) []T {
+	if used <= 0 || left <= 0 {
+		return a
+	}
+	n := left/(used+1) + 1
+	if size > 0 {
+		n = min(n, 2*left/size+1)
+	}
+	return slices.Grow(a, n)
+}
+
 // arrayStart consumes the [ of an array.
 func (s *scanner) arrayStart() bool {
 	if s.peek() != '[' || s.depth >= maxDepth {

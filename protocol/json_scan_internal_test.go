@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/matryer/is"
 )
 
 // sameMembers checks readMembersFast against readMembers (through json) on
@@ -365,4 +367,38 @@ func FuzzMentionsContent(f *testing.F) {
 			t.Fatalf("mentionsContent(%q) = %v, want %v", b, got, want)
 		}
 	})
+}
+
+// TestRoomFor: the room made after an array's first element follows its
+// size, and never takes more than twice the bytes left in memory.
+func TestRoomFor(t *testing.T) {
+	is := is.New(t)
+	one := []StandingRow{{}}
+	size := int(unsafe.Sizeof(StandingRow{}))
+	// 125-byte rows with 8,000 bytes left: room for the 64 that follow.
+	a := roomFor(one, 125, 8000, size)
+	is.Equal(len(a), 1)
+	is.True(cap(a) >= 1+64 && cap(a) <= 1+80)
+	// A first element of 2 bytes before 1 MiB: held to 2 MiB of rows (and
+	// the allocator's rounding of that, under 16 KiB).
+	a = roomFor(one, 2, 1<<20, size)
+	is.True(cap(a)*size <= 2<<20+16<<10)
+	// Nothing left, or nothing read: no room made.
+	is.Equal(cap(roomFor(one, 125, 0, size)), cap(one))
+	is.Equal(cap(roomFor(one, 0, 100, size)), cap(one))
+
+	// A decoded standings table gets its rows' room at once.
+	var m LeagueStandingsUpdate
+	row := `{"rank":1,"player_id":"P01","display_name":"Player 01","played":1,"wins":1,"draws":0,"losses":0,"technical_losses":0,"points":3}`
+	table := []byte(`{"round_id":1,"standings":[` + row + strings.Repeat(","+row, 63) + `]}`)
+	is.True(m.decodeJSON(table))
+	is.Equal(len(m.Standings), 64)
+	// Its allocations: the 128 strings, the first row's room and the rest's
+	// (and one more under the race detector), where appending row by row
+	// made seven for the rows.
+	allocs := testing.AllocsPerRun(20, func() {
+		var m LeagueStandingsUpdate
+		m.decodeJSON(table)
+	})
+	is.True(allocs <= 2*64+3)
 }

@@ -40,7 +40,10 @@ func Generate() ([]byte, error) {
 
 package protocol
 
-import "strconv"
+import (
+	"strconv"
+	"unsafe"
+)
 
 `)
 	slices.SortFunc(g.funcs, func(a, b fn) int { return strings.Compare(a.name, b.name) })
@@ -456,7 +459,9 @@ func (g *gen) decodeValue(b *strings.Builder, x string, t reflect.Type, depth in
 		fmt.Fprintf(b, "%s := %s{}\nfor i := 0; s.elem(i); i++ {\n", a, typeName(t))
 		if e.Kind() == reflect.Struct {
 			g.structType(e)
-			fmt.Fprintf(b, "%s = append(%s, %s{})\nif !s.null() && !%s[len(%s)-1].decodeFast(s) {\nreturn false\n}\n", a, a, e.Name(), a, a)
+			// The first element's size suggests the room for the rest.
+			fmt.Fprintf(b, "at := s.i\n%s = append(%s, %s{})\nif !s.null() && !%s[len(%s)-1].decodeFast(s) {\nreturn false\n}\n", a, a, e.Name(), a, a)
+			fmt.Fprintf(b, "if i == 0 {\n%s = roomFor(%s, s.i-at, len(s.b)-s.i, int(unsafe.Sizeof(%s{})))\n}\n", a, a, e.Name())
 		} else {
 			el := fmt.Sprintf("e%d", depth)
 			fmt.Fprintf(b, "var %s %s\n", el, typeName(e))
