@@ -12,7 +12,7 @@ const fastPath = true
 // has not closed it and has sent nothing unasked (a server's 408 before it
 // closes). It peeks without blocking: one recv that finds nothing.
 func (pc *pconn) alive() bool {
-	if pc.raw == nil || pc.br.Buffered() > 0 {
+	if pc.sr.raw == nil || pc.br.Buffered() > 0 {
 		return false
 	}
 	if pc.peek == nil { // made once, not per call: a closure passed on escapes
@@ -24,5 +24,5 @@ func (pc *pconn) alive() bool {
 		}
 	}
 	pc.idleOK = false
-	return pc.raw.Read(pc.peek) == nil && pc.idleOK
+	return pc.sr.raw.Read(pc.peek) == nil && pc.idleOK
 }

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/leaguectl/leaguectl/transport"
@@ -92,8 +91,7 @@ func removeZone(host string) string {
 // pconn is one kept-alive connection.
 type pconn struct {
 	nc   net.Conn
-	raw  syscall.RawConn // nil when the connection has none
-	sr   *sockReader
+	sr   *sockReader // its raw connection, nil when it has none, is alive's too
 	br   *bufio.Reader
 	wbuf []byte
 	addr string
@@ -246,7 +244,7 @@ func (c *Client) fast(ctx context.Context, endpoint string, t *target, body []by
 			return 0, nil, classifyDial(endpoint, &url.Error{Op: "Post", URL: endpoint, Err: err})
 		}
 		pc = &pconn{nc: nc, sr: newSockReader(nc), addr: t.addr}
-		pc.raw, pc.br = pc.sr.raw, bufio.NewReaderSize(pc.sr, readBufSize)
+		pc.br = bufio.NewReaderSize(pc.sr, readBufSize)
 		pc.poke = func() { _ = nc.SetDeadline(time.Unix(1, 0)) } // long past
 	}
 	// The call's context ends a blocked read or write by moving the

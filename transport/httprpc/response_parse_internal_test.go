@@ -54,7 +54,8 @@ func TestPoolDropsEmptyKeys(t *testing.T) {
 		a, b := net.Pipe()
 		defer b.Close()
 		addr := "10.0.0.1:" + string(rune('0'+i%10)) + string(rune('0'+i/10))
-		p.put(&pconn{nc: a, br: bufio.NewReader(a), addr: addr})
+		sr := newSockReader(a) // a pipe: no raw connection
+		p.put(&pconn{nc: a, sr: sr, br: bufio.NewReader(sr), addr: addr})
 		if p.get(addr) != nil { // no raw conn: not alive, closed
 			t.Fatal("a pipe is never alive")
 		}

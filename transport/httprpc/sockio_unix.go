@@ -50,19 +50,14 @@ func (r *sockReader) Read(p []byte) (int, error) {
 // finds bytes, the end, or an error.
 func (r *sockReader) writeThenRead(fd uintptr) bool {
 	if !r.wrote {
-		for len(r.pending) > 0 {
-			n, err := syscall.Write(int(fd), r.pending)
-			switch {
-			case err == syscall.EINTR:
-				continue
-			case err == syscall.EAGAIN:
-				return true // Read writes the rest
-			case err != nil:
-				r.pending = nil
-				r.werr = r.opError("write", err)
-				return true
-			}
+		n, err := r.writeNoWait(fd, r.pending)
+		switch {
+		case err != nil:
+			r.pending, r.werr = nil, err
+			return true
+		case n < len(r.pending):
 			r.pending = r.pending[n:]
+			return true // Read writes the rest
 		}
 		r.pending, r.wrote = nil, true
 		return false // wait: nothing can have come yet (see Read)
@@ -107,18 +102,25 @@ func (r *sockReader) tryWrite(b []byte) (int, error) {
 
 // writeSome is tryWrite's step: it never waits for the socket.
 func (r *sockReader) writeSome(fd uintptr) bool {
-	for r.wn < len(r.w) {
-		n, err := syscall.Write(int(fd), r.w[r.wn:])
+	r.wn, r.werr = r.writeNoWait(fd, r.w)
+	return true
+}
+
+// writeNoWait writes b on fd until it is written or the socket would
+// block, and returns how much it wrote.
+func (r *sockReader) writeNoWait(fd uintptr, b []byte) (int, error) {
+	done := 0
+	for done < len(b) {
+		n, err := syscall.Write(int(fd), b[done:])
 		switch {
 		case err == syscall.EINTR:
 			continue
 		case err == syscall.EAGAIN:
-			return true
+			return done, nil
 		case err != nil:
-			r.werr = r.opError("write", err)
-			return true
+			return done, r.opError("write", err)
 		}
-		r.wn += n
+		done += n
 	}
-	return true
+	return done, nil
 }
