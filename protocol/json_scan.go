@@ -691,6 +691,28 @@ func (s *scanner) skimmed() []byte {
 	return s.b[from:s.i]
 }
 
+// skimObjects returns the elements of the array body, found by skimming
+// (see skimmed), without checking them: whoever uses one decodes it in
+// full. ok is false when body is not an array of at most max values that
+// all begin as objects, with only commas and whitespace between them.
+func skimObjects(body []byte, max int) (elems []jsontext.Value, ok bool) {
+	s := scanner{b: body}
+	if !s.arrayStart() {
+		return nil, false
+	}
+	for n := 0; s.elem(n); n++ {
+		if n == max || s.peek() != '{' {
+			return nil, false
+		}
+		v := s.skimmed()
+		if s.bad {
+			return nil, false
+		}
+		elems = append(elems, v)
+	}
+	return elems, s.end()
+}
+
 // skimString moves past the string whose quote is next, to its closing
 // quote: the first one not escaped by a backslash, found eight bytes at a
 // time as quoted finds its end.

@@ -255,31 +255,59 @@ func DecodeRequests(body []byte) (items []Incoming, batch bool) {
 	case '{':
 		return []Incoming{decodeOne(body)}, false
 	case '[':
-		var elems []jsontext.Value
-		if err := json.Unmarshal(body, &elems, jsontext.AllowDuplicateNames(true)); err != nil {
-			return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))}, false
+		if items, ok := decodeBatchFast(body); ok {
+			return items, true
 		}
-		if len(elems) == 0 {
-			return []Incoming{failed(NewRPCError(CodeInvalidRequest, "Invalid Request: empty batch"))}, false
-		}
-		if len(elems) > MaxBatch {
-			return []Incoming{failed(NewRPCError(CodeInvalidRequest,
-				"Invalid Request: a batch may hold at most "+strconv.Itoa(MaxBatch)+" requests"))}, false
-		}
-		items = make([]Incoming, len(elems))
-		for i, e := range elems {
-			if e.Kind() != '{' {
-				items[i] = failed(NewRPCError(CodeInvalidRequest, "Invalid Request: a request must be an object"))
-				continue
-			}
-			items[i] = decodeOne(e)
-		}
-		return items, true
+		return decodeBatchFull(body)
 	}
 	if jsontext.Value(body).IsValid() {
 		return []Incoming{failed(NewRPCError(CodeInvalidRequest, "Invalid Request: a request must be an object or an array of objects"))}, false
 	}
 	return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: not JSON"))}, false
+}
+
+// decodeBatchFull is DecodeRequests for a body that begins as an array,
+// checked by json before its elements are decoded.
+func decodeBatchFull(body []byte) (items []Incoming, batch bool) {
+	var elems []jsontext.Value
+	if err := json.Unmarshal(body, &elems, jsontext.AllowDuplicateNames(true)); err != nil {
+		return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))}, false
+	}
+	if len(elems) == 0 {
+		return []Incoming{failed(NewRPCError(CodeInvalidRequest, "Invalid Request: empty batch"))}, false
+	}
+	if len(elems) > MaxBatch {
+		return []Incoming{failed(NewRPCError(CodeInvalidRequest,
+			"Invalid Request: a batch may hold at most "+strconv.Itoa(MaxBatch)+" requests"))}, false
+	}
+	items = make([]Incoming, len(elems))
+	for i, e := range elems {
+		if e.Kind() != '{' {
+			items[i] = failed(NewRPCError(CodeInvalidRequest, "Invalid Request: a request must be an object"))
+			continue
+		}
+		items[i] = decodeOne(e)
+	}
+	return items, true
+}
+
+// decodeBatchFast is DecodeRequests for a batch whose elements are all
+// valid requests: the elements are found by skimming and each is decoded
+// and checked as a single request is. Anything else (an element that is
+// not an object or not a valid request, too many, bad JSON between them)
+// reports false, for the full path to answer exactly as it does.
+func decodeBatchFast(body []byte) ([]Incoming, bool) {
+	elems, ok := skimObjects(body, MaxBatch)
+	if !ok || len(elems) == 0 {
+		return nil, false
+	}
+	items := make([]Incoming, len(elems))
+	for i, e := range elems {
+		if items[i] = decodeOne(e); items[i].Err != nil {
+			return nil, false
+		}
+	}
+	return items, true
 }
 
 // DecodeRequest parses a body that holds one request object, as
@@ -648,6 +676,42 @@ func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err e
 	r, err = readResponse(m)
 	return r, false, err
 }
+
+// DecodeResponses reads the reply to a batch: an array of responses, each
+// read as DecodeResponse reads one, in the order they came (JSON-RPC lets a
+// server answer a batch in any order; match them by ID). A body that is
+// not an array of objects is an error, as is any element that
+// DecodeResponse refuses.
+func DecodeResponses(body []byte) ([]Response, error) {
+	body = trimJSONSpace(body)
+	if len(body) == 0 || body[0] != '[' {
+		return nil, errors.New("reply to a batch is not a JSON array")
+	}
+	elems, ok := skimObjects(body, maxBatchReplies)
+	if !ok {
+		// Skimming found no array of objects; json says why, or accepts
+		// what the skim could not (whitespace it does not expect).
+		if err := json.Unmarshal(body, &elems, jsontext.AllowDuplicateNames(true)); err != nil {
+			return nil, fmt.Errorf("reply to a batch is not valid JSON: %s", describeSyntax(err))
+		}
+		if len(elems) > maxBatchReplies {
+			return nil, fmt.Errorf("reply to a batch has more than %d responses", maxBatchReplies)
+		}
+	}
+	out := make([]Response, len(elems))
+	for i, e := range elems {
+		r, err := DecodeResponse(e)
+		if err != nil {
+			return nil, fmt.Errorf("response %d of the batch: %w", i+1, err)
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// maxBatchReplies bounds the responses read from a batch's reply: a
+// batch gets at most one per request.
+const maxBatchReplies = MaxBatch
 
 // readResponse makes a Response of the result, error and id members.
 func readResponse(m [3]jsontext.Value) (Response, error) {

@@ -1,6 +1,7 @@
 package protocol_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -209,4 +210,35 @@ func TestDecodeToolCall(t *testing.T) {
 		_, err := protocol.DecodeToolCall(jsontext.Value(bad))
 		is.True(err != nil) // bad tools/call params
 	}
+}
+
+func TestDecodeResponses(t *testing.T) {
+	is := is.New(t)
+	rs, err := protocol.DecodeResponses([]byte(` [{"jsonrpc":"2.0","result":{"status":"ok"},"id":2},
+		{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":1},
+		{"jsonrpc":"2.0","error":"went wrong","id":3}] `))
+	is.NoErr(err)
+	is.Equal(len(rs), 3)
+	is.Equal(string(rs[0].ID), "2") // in the order they came
+	is.Equal(string(rs[0].Result), `{"status":"ok"}`)
+	is.Equal(rs[0].Error, nil)
+	is.Equal(string(rs[1].ID), "1")
+	is.Equal(rs[1].Error.Code, protocol.CodeMethodNotFound)
+	is.Equal(rs[2].Error.Message, "went wrong")
+
+	for body, want := range map[string]string{
+		`{"jsonrpc":"2.0","result":{},"id":1}`:       "reply to a batch is not a JSON array",
+		`[{"jsonrpc":"2.0","result":{},"id":1}`:      "reply to a batch is not valid JSON: ",
+		`[{"jsonrpc":"2.0","result":{},"id":1},7]`:   "response 2 of the batch: response is not a JSON-RPC object",
+		`[{"jsonrpc":"2.0","id":1}]`:                 "response 1 of the batch: response has neither result nor error",
+		"[" + strings.Repeat(`{},`, 100) + `{}]`:     "reply to a batch has more than 100 responses",
+		`[{"jsonrpc":"2.0","result":{},"id":1}] [2]`: "reply to a batch is not valid JSON: ",
+	} {
+		_, err := protocol.DecodeResponses([]byte(body))
+		is.True(err != nil) // refused
+		is.True(strings.HasPrefix(err.Error(), want))
+	}
+	rs, err = protocol.DecodeResponses([]byte(`[]`))
+	is.NoErr(err) // an empty array: no responses, which the caller finds missing
+	is.Equal(len(rs), 0)
 }

@@ -1,0 +1,100 @@
+package protocol
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/matryer/is"
+)
+
+// batchBodies are batches the fast path must take, and must read as the
+// full path does.
+var batchBodies = []string{
+	`[{"jsonrpc":"2.0","method":"ping","id":1}]`,
+	"[ {\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1} ,\n\t{\"jsonrpc\":\"2.0\",\"method\":\"notify\"} ]",
+	`[{"jsonrpc":"2.0","method":"ping","params":{"a":"}]\"[{","b":[{"c":"\\"},{}]},"id":"x"},{"jsonrpc":"2.0","method":"b","id":2}]`,
+	`[{"jsonrpc":"2.0","method":"notify_round_completed","params":{"protocol":"league.v2","message_type":"ROUND_COMPLETED",` +
+		`"sender":"league_manager:LM01","timestamp":"2026-01-01T00:00:00Z","conversation_id":"c","league_id":"l",` +
+		`"round_id":1,"matches_completed":2,"next_round_id":2},"id":7},` +
+		`{"jsonrpc":"2.0","method":"ping","id":8}]`,
+}
+
+// notFast are batches the fast path must leave to the full path.
+var notFast = []string{
+	`[]`, `[1]`, `[{"jsonrpc":"2.0","method":"ping","id":1},2]`, `[{"method":"ping","id":1}]`,
+	`[{"jsonrpc":"2.0","method":"ping","id":1}`, `[{"jsonrpc":"2.0","method":"ping","id":1}]x`,
+	`[{"jsonrpc":"2.0","method":"ping","id":1} {"jsonrpc":"2.0","method":"ping","id":2}]`,
+	`[{"jsonrpc":"2.0","method":"ping","id":1,}]`, `[{"jsonrpc":"2.0","method":"p}ing","id":1]`,
+	"[" + strings.Repeat(`{"jsonrpc":"2.0","method":"ping"},`, MaxBatch) + `{"jsonrpc":"2.0","method":"ping"}]`,
+}
+
+func TestDecodeBatchFastAgreesWithFull(t *testing.T) {
+	for _, body := range batchBodies {
+		is := is.New(t)
+		fast, ok := decodeBatchFast([]byte(body))
+		is.True(ok) // the fast path takes it
+		full, batch := decodeBatchFull([]byte(body))
+		is.True(batch)
+		is.True(reflect.DeepEqual(fast, full)) // the same items
+		for _, it := range fast {
+			is.Equal(it.Err, nil)
+		}
+	}
+	for _, body := range notFast {
+		_, ok := decodeBatchFast([]byte(body))
+		is.New(t).True(!ok) // left to the full path
+	}
+}
+
+func FuzzDecodeBatchFast(f *testing.F) {
+	for _, b := range append(batchBodies, notFast...) {
+		f.Add([]byte(b))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fast, ok := decodeBatchFast(body)
+		if !ok {
+			return
+		}
+		full, batch := decodeBatchFull(body)
+		if !batch || !reflect.DeepEqual(fast, full) {
+			t.Fatalf("fast %+v, full %+v (batch %v)", fast, full, batch)
+		}
+	})
+}
+
+// responsesByJSON is DecodeResponses as json would split the array.
+func responsesByJSON(body []byte) ([]Response, bool) {
+	var elems []jsontext.Value
+	if json.Unmarshal(body, &elems, jsontext.AllowDuplicateNames(true)) != nil || len(elems) > maxBatchReplies {
+		return nil, false
+	}
+	out := make([]Response, len(elems))
+	for i, e := range elems {
+		r, err := DecodeResponse(e)
+		if err != nil {
+			return nil, false
+		}
+		out[i] = r
+	}
+	return out, true
+}
+
+func FuzzDecodeResponses(f *testing.F) {
+	f.Add([]byte(`[{"jsonrpc":"2.0","result":{},"id":1},{"jsonrpc":"2.0","error":{"code":-32601,"message":"x"},"id":2}]`))
+	f.Add([]byte(`[{"jsonrpc":"2.0","result":{"a":"]}\"{"},"id":1} ]`))
+	f.Add([]byte(`[{"jsonrpc":"2.0","result":1,"id":1},2]`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, err := DecodeResponses(body)
+		want, ok := responsesByJSON(trimJSONSpace(body))
+		if (err == nil) != ok {
+			t.Fatalf("DecodeResponses error %v, json says ok %v", err, ok)
+		}
+		if ok && !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %+v, want %+v", got, want)
+		}
+	})
+}
