@@ -85,6 +85,10 @@ func (s *lateServer) ServeMessage(ctx context.Context, body []byte, peer transpo
 	return protocol.AppendError(nil, nil, protocol.ToRPCError(protocol.Errorf(protocol.ErrServiceUnavailable, "starting")))
 }
 
+// ServesBatchesInOrder implements transport.InOrderServer: the Mux does,
+// and before it is made every body gets one error.
+func (s *lateServer) ServesBatchesInOrder() bool { return true }
+
 func (s *lateServer) Health() any {
 	if m := s.mux.Load(); m != nil {
 		return m.Health()

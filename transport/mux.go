@@ -98,6 +98,10 @@ func (m *Mux) Methods() (types []protocol.MessageType, tools []string) {
 	return types, tools
 }
 
+// ServesBatchesInOrder implements InOrderServer: ServeMessage serves a
+// batch's requests one after the other, in order.
+func (m *Mux) ServesBatchesInOrder() bool { return true }
+
 // ServeMessage serves one JSON-RPC body (a request or a batch) and returns
 // the encoded reply, or nil when nothing is to be answered: a notification,
 // or a batch of notifications only.
@@ -119,6 +123,13 @@ func (m *Mux) ServeMessage(ctx context.Context, body []byte, peer Peer) []byte {
 	}
 	var out []byte
 	for i := range items {
+		if i > 0 && ctx.Err() != nil {
+			// The caller is gone (or the server stopping): the rest of
+			// the batch is not served, as a caller sending the requests
+			// one by one would not have sent them after one it gave up
+			// on. Nobody reads the answer.
+			break
+		}
 		r := m.serveOne(ctx, &items[i], peer, nil)
 		if r == nil {
 			continue

@@ -119,6 +119,16 @@ func (c *Client) RoundTrip(ctx context.Context, endpoint string, body []byte) ([
 	return c.slow(ctx, endpoint, body)
 }
 
+// BatchesInOrder implements transport.InOrderPeers: the last connection
+// dialed to endpoint had a first response saying so (BatchHeader). Only
+// http:// endpoints, on the client's own exchanges, are asked.
+func (c *Client) BatchesInOrder(endpoint string) bool {
+	c.pool.mu.Lock()
+	t := c.pool.targets[endpoint]
+	c.pool.mu.Unlock()
+	return t != nil && t.inOrder.Load()
+}
+
 // slow is the exchange through net/http.
 func (c *Client) slow(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leaguectl/leaguectl/transport"
@@ -52,6 +53,9 @@ type target struct {
 	addr string // host:port to dial, and the pool's key
 	host string // the Host header
 	uri  string // the request target: path and query
+	// inOrder is what the first response on the last connection dialed
+	// for this endpoint said of batches (BatchHeader).
+	inOrder atomic.Bool
 }
 
 // parseTarget parses endpoint; ok is false for one the fast path leaves
@@ -102,6 +106,9 @@ type pconn struct {
 	// peek and idleOK are alive's check and its outcome.
 	peek   func(fd uintptr) bool
 	idleOK bool
+	// fresh: dialed for this exchange, whose response tells whether the
+	// server serves batches in order.
+	fresh bool
 }
 
 // pool keeps idle connections by address, the most recently used last.
@@ -243,7 +250,7 @@ func (c *Client) fast(ctx context.Context, endpoint string, t *target, body []by
 		if err != nil {
 			return 0, nil, classifyDial(endpoint, &url.Error{Op: "Post", URL: endpoint, Err: err})
 		}
-		pc = &pconn{nc: nc, sr: newSockReader(nc), addr: t.addr}
+		pc = &pconn{nc: nc, sr: newSockReader(nc), addr: t.addr, fresh: true}
 		pc.br = bufio.NewReaderSize(pc.sr, readBufSize)
 		pc.poke = func() { _ = nc.SetDeadline(time.Unix(1, 0)) } // long past
 	}
@@ -254,6 +261,7 @@ func (c *Client) fast(ctx context.Context, endpoint string, t *target, body []by
 		stop = context.AfterFunc(ctx, pc.poke)
 	}
 	status, data, keep, err := pc.exchange(t, body, c.limit)
+	pc.fresh = false
 	if !stop() {
 		keep = false
 		if err != nil {
@@ -292,7 +300,7 @@ func (pc *pconn) exchange(t *target, body []byte, limit int64) (status int, data
 		// The request goes out with the wait for its response.
 		b = append(b, body...)
 		pc.wbuf, pc.sr.pending = b, b
-		status, data, keep, err = readResponse(pc.br, limit)
+		status, data, keep, err = pc.readResponse(t, limit)
 		if werr, pc.sr.werr = pc.sr.werr, nil; werr == nil {
 			return status, data, keep, err
 		}
@@ -300,7 +308,7 @@ func (pc *pconn) exchange(t *target, body []byte, limit int64) (status int, data
 		b, werr = writeWith(pc.nc, b, body)
 		pc.wbuf = b
 		if werr == nil {
-			return readResponse(pc.br, limit)
+			return pc.readResponse(t, limit)
 		}
 	}
 	// A server may answer before reading the whole body and close (a 413):
@@ -332,11 +340,32 @@ type response struct {
 	length    int64 // -1: unknown
 	chunked   bool
 	keepAlive bool
+	inOrder   bool // BatchHeader: BatchInOrder
+}
+
+// readResponse reads the response on pc; the first on a fresh connection
+// tells t whether its server serves batches in order.
+func (pc *pconn) readResponse(t *target, limit int64) (status int, data []byte, keep bool, err error) {
+	if !pc.fresh {
+		return readResponse(pc.br, limit)
+	}
+	var inOrder bool
+	status, data, keep, err = readResponseOf(pc.br, limit, &inOrder)
+	if err == nil {
+		t.inOrder.Store(inOrder)
+	}
+	return status, data, keep, err
 }
 
 // readResponse reads one response to a POST: its status, and its body up
 // to limit bytes.
 func readResponse(br *bufio.Reader, limit int64) (status int, data []byte, keep bool, err error) {
+	return readResponseOf(br, limit, nil)
+}
+
+// readResponseOf is readResponse, and with inOrder not nil, whether the
+// response's head said that its server serves batches in order.
+func readResponseOf(br *bufio.Reader, limit int64, inOrder *bool) (status int, data []byte, keep bool, err error) {
 	var r response
 	for interim := 0; ; interim++ {
 		if r, err = readHead(br); err != nil {
@@ -350,6 +379,9 @@ func readResponse(br *bufio.Reader, limit int64) (status int, data []byte, keep 
 	}
 	if r.status < 200 {
 		return 0, nil, false, fmt.Errorf("unexpected %d response", r.status)
+	}
+	if inOrder != nil {
+		*inOrder = r.inOrder
 	}
 	keep = r.keepAlive
 	switch {
@@ -480,6 +512,8 @@ func readHead(br *bufio.Reader) (r response, err error) {
 				return r, fmt.Errorf("unsupported Transfer-Encoding %q", clipBytes(value))
 			}
 			r.chunked = true
+		case asciiEqualFold(name, BatchHeader):
+			r.inOrder = asciiEqualFold(value, BatchInOrder)
 		case asciiEqualFold(name, "Connection"):
 			ours = true
 			for tok := range bytes.SplitSeq(value, []byte(",")) {

@@ -109,22 +109,22 @@ func TestParseTarget(t *testing.T) {
 	tg, ok, err := parseTarget("http://127.0.0.1:8101/mcp")
 	is.NoErr(err)
 	is.True(ok)
-	is.Equal(*tg, target{addr: "127.0.0.1:8101", host: "127.0.0.1:8101", uri: "/mcp"})
+	is.Equal([3]string{tg.addr, tg.host, tg.uri}, [3]string{"127.0.0.1:8101", "127.0.0.1:8101", "/mcp"})
 
 	tg, ok, err = parseTarget("http://[::1]/a/b?x=1")
 	is.NoErr(err)
 	is.True(ok)
-	is.Equal(*tg, target{addr: "[::1]:80", host: "[::1]", uri: "/a/b?x=1"})
+	is.Equal([3]string{tg.addr, tg.host, tg.uri}, [3]string{"[::1]:80", "[::1]", "/a/b?x=1"})
 
 	tg, ok, err = parseTarget("http://[fe80::1%25eth0]:8101/mcp")
 	is.NoErr(err)
 	is.True(ok)
-	is.Equal(*tg, target{addr: "[fe80::1%eth0]:8101", host: "[fe80::1]:8101", uri: "/mcp"})
+	is.Equal([3]string{tg.addr, tg.host, tg.uri}, [3]string{"[fe80::1%eth0]:8101", "[fe80::1]:8101", "/mcp"})
 
 	tg, ok, err = parseTarget("http://league.example.org")
 	is.NoErr(err)
 	is.True(ok)
-	is.Equal(*tg, target{addr: "league.example.org:80", host: "league.example.org", uri: "/"})
+	is.Equal([3]string{tg.addr, tg.host, tg.uri}, [3]string{"league.example.org:80", "league.example.org", "/"})
 
 	for _, ep := range []string{"https://league.example.org/mcp", "http://user:pw@127.0.0.1/mcp"} {
 		_, ok, err = parseTarget(ep)

@@ -44,6 +44,8 @@ type fastServer struct {
 	ctx     context.Context  // the handlers'; ended by Close
 	cancel  context.CancelFunc
 	dates   dateCache
+	// inOrder: a connection's first response carries BatchHeader.
+	inOrder bool
 
 	mu       sync.Mutex
 	conns    map[*fastConn]struct{}
@@ -61,6 +63,7 @@ type fastConn struct {
 	br     *bufio.Reader
 	wbuf   []byte
 	peer   transport.Peer
+	told   bool // a response went out: BatchHeader was sent if it is to be
 	active bool // in a request, until its response is written; under fastServer.mu
 	inCall bool // in the handler; under fastServer.mu
 
@@ -88,7 +91,7 @@ const watchAfter = 5 * time.Millisecond
 
 func newFastServer(ln net.Listener, srv transport.MessageServer, cfg ServerConfig) *fastServer {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &fastServer{ln: ln, srv: srv, cfg: cfg, ctx: ctx, cancel: cancel,
+	return &fastServer{ln: ln, srv: srv, cfg: cfg, ctx: ctx, cancel: cancel, inOrder: servesInOrder(srv),
 		handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]struct{}{}, wake: make(chan struct{}, 1)}
 }
 
@@ -567,6 +570,13 @@ func (s *fastServer) responseHead(c *fastConn, reply []byte, close bool) []byte 
 		b = append(b, "HTTP/1.1 200 OK\r\nContent-Length: "...)
 		b = strconv.AppendInt(b, int64(len(reply)), 10)
 		b = append(b, "\r\nContent-Type: application/json\r\n"...)
+	}
+	if !c.told {
+		// In net/http's order: sorted, before the Date.
+		c.told = true
+		if s.inOrder {
+			b = append(b, BatchHeader+": "+BatchInOrder+"\r\n"...)
+		}
 	}
 	b = append(b, "Date: "...)
 	b = s.dates.append(b, time.Now())

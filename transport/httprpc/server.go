@@ -85,7 +85,7 @@ type Healther interface {
 // NewHandler serves srv at POST /mcp and its health at GET /health.
 func NewHandler(srv transport.MessageServer, cfg ServerConfig) http.Handler {
 	cfg = cfg.withDefaults()
-	h := &handler{srv: srv, limit: cfg.MaxBodyBytes, mux: http.NewServeMux()}
+	h := &handler{srv: srv, limit: cfg.MaxBodyBytes, mux: http.NewServeMux(), inOrder: servesInOrder(srv)}
 	mux := h.mux
 	mux.HandleFunc("POST "+Path, h.serveRPC)
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
@@ -112,6 +112,28 @@ type handler struct {
 	srv   transport.MessageServer
 	limit int64
 	mux   *http.ServeMux
+	// inOrder: every response to POST /mcp says that batches are served
+	// in order (BatchHeader).
+	inOrder bool
+}
+
+// BatchHeader is the response header by which a server of this package
+// tells its clients that it serves a JSON-RPC batch's requests one after
+// the other, in order (transport.InOrderServer), with the value
+// BatchInOrder. The fast server sends it on a connection's first response,
+// net/http's on every one. A client may then send a recipient the
+// messages it must have in order as one batch: one exchange instead of
+// several. JSON-RPC itself lets a server serve a batch in any order, so
+// without the header nothing is sent as a batch.
+const (
+	BatchHeader  = "League-Batch"
+	BatchInOrder = "in-order"
+)
+
+// servesInOrder reports whether srv serves batches in order.
+func servesInOrder(srv transport.MessageServer) bool {
+	s, ok := srv.(transport.InOrderServer)
+	return ok && s.ServesBatchesInOrder()
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -143,6 +165,9 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reply := h.srv.ServeMessage(r.Context(), body, peerOf(r))
+	if h.inOrder {
+		w.Header()[BatchHeader] = []string{BatchInOrder}
+	}
 	if reply == nil {
 		w.WriteHeader(http.StatusNoContent)
 		return

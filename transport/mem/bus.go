@@ -166,6 +166,23 @@ func peer() transport.Peer { return transport.Peer{Network: Scheme, Addr: "mem",
 // with them by reference.
 func (b *Bus) InProcess(endpoint string) bool { return strings.HasPrefix(endpoint, Scheme+"://") }
 
+// BatchesInOrder implements transport.InOrderPeers: whether the server at
+// endpoint says it serves a batch in order.
+func (b *Bus) BatchesInOrder(endpoint string) bool {
+	name, ok := strings.CutPrefix(endpoint, Scheme+"://")
+	if !ok {
+		return false
+	}
+	b.mu.RLock()
+	l := b.listeners[name]
+	b.mu.RUnlock()
+	if l == nil {
+		return false
+	}
+	s, ok := l.srv.(transport.InOrderServer)
+	return ok && s.ServesBatchesInOrder()
+}
+
 // Listener is one endpoint on a bus.
 type Listener struct {
 	bus      *Bus

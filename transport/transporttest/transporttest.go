@@ -90,6 +90,13 @@ func (n *Net) InProcess(endpoint string) bool {
 	return ok && ip.InProcess(endpoint)
 }
 
+// BatchesInOrder implements transport.InOrderPeers as the network under
+// test does.
+func (n *Net) BatchesInOrder(endpoint string) bool {
+	p, ok := n.Network.(transport.InOrderPeers)
+	return ok && p.BatchesInOrder(endpoint)
+}
+
 // CloseIdle drops the client's kept-alive connections.
 func (n *Net) CloseIdle() { n.closeIdle() }
 

@@ -1,0 +1,162 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
+)
+
+// bodyFunc is a MessageServer that is a function of the body; it does not
+// say that it serves batches in order.
+type bodyFunc func(ctx context.Context, body []byte) []byte
+
+func (f bodyFunc) ServeMessage(ctx context.Context, body []byte, _ transport.Peer) []byte {
+	return f(ctx, body)
+}
+
+// batchErr is the Kind, JSON-RPC code and method of a batch call's error.
+func batchErr(err error) (transport.Kind, int, string) {
+	e, ok := errors.AsType[*transport.Error](err)
+	if !ok {
+		return -1, 0, ""
+	}
+	code := 0
+	if e.RPC != nil {
+		code = e.RPC.Code
+	}
+	return e.Kind, code, e.Method
+}
+
+// TestCallBatch: a batch's calls are served in order, each with its own
+// outcome, on every network; over HTTP the client learns from the first
+// answer that the server serves batches in order.
+func TestCallBatch(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
+		is := is.New(t)
+		tm := newTestMux()
+		ep := nw.Serve(t, "p1", tm)
+		c := transport.NewClient(nw, 5*time.Second)
+		is.True(!c.Batches(ep)) // nothing known before the first answer
+		ctx := context.Background()
+		errs := c.CallBatch(ctx, ep, []transport.BatchCall{
+			{Method: "update", Params: map[string]int{"n": 1}},
+			{Method: "fail", Params: map[string]string{"protocol": "league.v2"}},
+			{Method: "notify_hello", Params: jsontext.Value(`{"n":2}`)},
+			{Method: "no_such_method"},
+			{Method: "bad params", Params: make(chan int)},
+			{Method: "notify_sum", Params: map[string]int{"n": 3}},
+		})
+		is.Equal(len(errs), 6)
+		is.NoErr(errs[0])
+		k, code, m := batchErr(errs[1])
+		is.Equal([]any{k, code, m}, []any{transport.KindRemote, -32001, "fail"}) // its own error
+		is.Equal(protocol.CodeOf(errs[1]), protocol.ErrAuthTokenInvalid)
+		is.NoErr(errs[2])
+		k, code, m = batchErr(errs[3])
+		is.Equal([]any{k, code, m}, []any{transport.KindRemote, protocol.CodeMethodNotFound, "no_such_method"})
+		is.True(errs[4] != nil && strings.Contains(errs[4].Error(), "cannot encode params")) // left out
+		is.NoErr(errs[5])
+		tm.mu.Lock()
+		is.Equal(tm.notes, []string{"update", "notify_hello", "notify_sum"}) // served in order
+		tm.mu.Unlock()
+		is.Equal(c.Stats().Messages, uint64(5)) // the one that could not be encoded was not sent
+
+		// In memory a call shares its broadcast instead: never batched.
+		is.Equal(c.Batches(ep), nw.Name == "http")
+	})
+}
+
+// TestCallBatchFailures: a batch that gets no answer, one error for all of
+// it, or an answer without some of its calls.
+func TestCallBatchFailures(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
+		ctx := context.Background()
+		calls := []transport.BatchCall{{Method: "update_standings"}, {Method: "notify_round_completed"}}
+		t.Run("unreachable", func(t *testing.T) {
+			is := is.New(t)
+			l := nw.ListenStoppable(t, "gone", newTestMux())
+			ep := l.Endpoint()
+			is.NoErr(l.Close())
+			errs := transport.NewClient(nw, time.Second).CallBatch(ctx, ep, calls)
+			for i, err := range errs {
+				k, _, m := batchErr(err)
+				is.Equal(k, transport.KindUnreachable)
+				is.Equal(m, calls[i].Method) // each names its own method
+			}
+		})
+		t.Run("one error for the batch", func(t *testing.T) {
+			is := is.New(t)
+			ep := nw.Serve(t, "refuses", bodyFunc(func(context.Context, []byte) []byte {
+				return protocol.AppendError(nil, nil, protocol.ToRPCError(protocol.Errorf(protocol.ErrServiceUnavailable, "starting")))
+			}))
+			errs := transport.NewClient(nw, time.Second).CallBatch(ctx, ep, calls)
+			for i, err := range errs {
+				k, _, m := batchErr(err)
+				is.Equal(k, transport.KindRemote)
+				is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable)
+				is.Equal(m, calls[i].Method)
+			}
+		})
+		t.Run("a call not answered", func(t *testing.T) {
+			is := is.New(t)
+			ep := nw.Serve(t, "first only", bodyFunc(func(_ context.Context, body []byte) []byte {
+				items, batch := protocol.DecodeRequests(body)
+				if !batch {
+					return nil
+				}
+				return []byte(`[` + string(protocol.AppendResult(nil, items[0].ID, jsontext.Value(`{}`))) + `]`)
+			}))
+			errs := transport.NewClient(nw, time.Second).CallBatch(ctx, ep, calls)
+			is.NoErr(errs[0])
+			k, _, m := batchErr(errs[1])
+			is.Equal(k, transport.KindBadResponse)
+			is.Equal(m, "notify_round_completed")
+		})
+		t.Run("not an array", func(t *testing.T) {
+			is := is.New(t)
+			ep := nw.Serve(t, "object", bodyFunc(func(context.Context, []byte) []byte {
+				return []byte(`{"jsonrpc":"2.0","result":{},"id":1}`)
+			}))
+			errs := transport.NewClient(nw, time.Second).CallBatch(ctx, ep, calls)
+			for _, err := range errs {
+				k, _, _ := batchErr(err)
+				is.Equal(k, transport.KindBadResponse)
+			}
+		})
+		t.Run("a server that does not say it serves batches in order", func(t *testing.T) {
+			is := is.New(t)
+			mux := newTestMux()
+			ep := nw.Serve(t, "unordered", bodyFunc(func(ctx context.Context, body []byte) []byte {
+				return mux.ServeMessage(ctx, body, transport.Peer{})
+			}))
+			c := transport.NewClient(nw, time.Second)
+			is.NoErr(c.Call(ctx, ep, "ping", nil, nil))
+			is.True(!c.Batches(ep)) // never batched
+		})
+	})
+}
+
+// TestMuxStopsBatchOfCallerGone: the requests of a batch after one whose
+// caller went away are not served.
+func TestMuxStopsBatchOfCallerGone(t *testing.T) {
+	is := is.New(t)
+	tm := newTestMux()
+	ctx, cancel := context.WithCancel(context.Background())
+	tm.HandleFunc("leave", func(context.Context, *transport.Request) (any, error) {
+		cancel() // the caller gives up while this request is served
+		return nil, nil
+	})
+	reply := tm.ServeMessage(ctx, []byte(`[{"jsonrpc":"2.0","method":"update","id":1},`+
+		`{"jsonrpc":"2.0","method":"leave","id":2},{"jsonrpc":"2.0","method":"notify_hello","id":3}]`), transport.Peer{})
+	is.Equal(string(reply), `[{"jsonrpc":"2.0","result":null,"id":1},{"jsonrpc":"2.0","result":null,"id":2}]`)
+	is.Equal(tm.notes, []string{"update"}) // notify_hello not served
+}
