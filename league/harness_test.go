@@ -318,6 +318,7 @@ func heldLeague(t *testing.T, n *transporttest.Net, s league.Store, mode refMode
 type hold struct {
 	got      chan struct{} // closed when the message arrives
 	released chan struct{}
+	left     chan struct{} // closed when its handler has returned
 }
 
 // fakePlayer acknowledges every broadcast and records it.
@@ -326,6 +327,22 @@ type fakePlayer struct {
 	mu            sync.Mutex
 	got           []protocol.Message
 	holds         map[string]*hold // by describe(msg)
+	batches       int              // bodies that came as a batch
+}
+
+// countBatches serves a player's mux, counting the batches it is sent.
+type countBatches struct {
+	*transport.Mux
+	p *fakePlayer
+}
+
+func (c countBatches) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
+	if len(body) > 0 && body[0] == '[' {
+		c.p.mu.Lock()
+		c.p.batches++
+		c.p.mu.Unlock()
+	}
+	return c.Mux.ServeMessage(ctx, body, peer)
 }
 
 func (h *harness) player(id string) *fakePlayer {
@@ -343,6 +360,7 @@ func (h *harness) player(id string) *fakePlayer {
 			case <-hold.released:
 			case <-ctx.Done():
 			}
+			defer close(hold.left)
 		}
 		return &protocol.Ack{Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: r.Type,
 			Sender: "player:" + id, Timestamp: ts, ConversationID: r.Env.ConversationID}, Status: "ACK"}, nil
@@ -351,7 +369,7 @@ func (h *harness) player(id string) *fakePlayer {
 		protocol.TypeRoundCompleted, protocol.TypeLeagueCompleted} {
 		mux.HandleFunc(string(t), record)
 	}
-	p.ep = h.n.Serve(h.t, "player-"+id, mux)
+	p.ep = h.n.Serve(h.t, "player-"+id, countBatches{Mux: mux, p: p})
 	resp, err := h.registerPlayer("player:"+id, p.ep)
 	if err != nil || resp.Status != protocol.StatusAccepted || resp.PlayerID != id {
 		h.t.Fatalf("register %s: %+v %v", id, resp, err)
@@ -364,7 +382,7 @@ func (h *harness) player(id string) *fakePlayer {
 // got, and answer only once release is called (or the call's context
 // ends). The message must come once.
 func (p *fakePlayer) holdAt(t *testing.T, what string) (got <-chan struct{}, release func()) {
-	hd := &hold{got: make(chan struct{}), released: make(chan struct{})}
+	hd := &hold{got: make(chan struct{}), released: make(chan struct{}), left: make(chan struct{})}
 	p.mu.Lock()
 	if p.holds == nil {
 		p.holds = map[string]*hold{}
@@ -375,6 +393,26 @@ func (p *fakePlayer) holdAt(t *testing.T, what string) (got <-chan struct{}, rel
 	release = func() { once.Do(func() { close(hd.released) }) }
 	t.Cleanup(release)
 	return hd.got, release
+}
+
+// heldLeft waits until the handler of the message held at what (holdAt)
+// has returned: released, or given up with its call.
+func (p *fakePlayer) heldLeft(t *testing.T, what string) {
+	t.Helper()
+	p.mu.Lock()
+	hd := p.holds[what]
+	p.mu.Unlock()
+	select {
+	case <-hd.left:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: the held %s was not given up", p.id, what)
+	}
+}
+
+func (p *fakePlayer) batchesHad() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.batches
 }
 
 func (p *fakePlayer) messages() []protocol.Message {

@@ -616,6 +616,18 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 	var next, left atomic.Int64
 	left.Store(int64(workers))
 	had := make([]atomic.Int64, len(steps))
+	// A recipient that serves batches in order gets the messages as one
+	// batch: one exchange, one deadline.
+	batcher, _ := m.caller.(transport.Batcher)
+	sending := 0
+	for _, b := range msgs {
+		if b != nil {
+			sending++
+		}
+	}
+	if sending < 2 {
+		batcher = nil
+	}
 	for range workers {
 		t.wg.Go(func() {
 			defer func() {
@@ -629,9 +641,25 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 					return
 				}
 				a := to[i]
+				var errs []error
+				if batcher != nil && batcher.Batches(a.endpoint) {
+					calls := make([]transport.BatchCall, 0, sending)
+					for k, s := range steps {
+						if msgs[k] != nil {
+							calls = append(calls, transport.BatchCall{Method: s.method, Params: msgs[k].To(tokens[i])})
+						}
+					}
+					errs = batcher.CallBatch(dl.get(), a.endpoint, calls)
+				}
 				for k, s := range steps {
 					if msgs[k] != nil {
-						if err := m.caller.Call(dl.get(), a.endpoint, s.method, msgs[k].To(tokens[i]), nil); err != nil {
+						var err error
+						if errs != nil {
+							err, errs = errs[0], errs[1:]
+						} else {
+							err = m.caller.Call(dl.get(), a.endpoint, s.method, msgs[k].To(tokens[i]), nil)
+						}
+						if err != nil {
 							m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", s.method),
 								slog.String("agent_id", a.id), slog.String("error", err.Error()))
 						}
