@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
@@ -75,7 +77,10 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 	defer cancel()
 	to := c.peer(endpoint)
 	first := c.ids.Add(uint64(len(calls))) - uint64(len(calls)) + 1
-	body := make([]byte, 0, 1024)
+	// The params are encoded first, so that the body is made once at its
+	// size rather than grown call by call.
+	params := make([]encoded, len(calls))
+	size := 2
 	guard, sent := "", 0
 	for i, call := range calls {
 		p, buf, err := c.encodeParams(call.Params)
@@ -83,13 +88,8 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 			errs[i] = err
 			continue
 		}
-		c.bytes.Add(uint64(len(p)))
-		body = append(body, ',')
-		body = slices.Grow(body, len(p)+len(call.Method)+64)
-		body = protocol.AppendRequest(body, strconv.AppendUint(nil, first+uint64(i), 10), call.Method, p)
-		if buf != nil {
-			c.release(buf, p)
-		}
+		params[i] = encoded{p, buf}
+		size += len(p) + len(call.Method) + 70 // the request around them, a comma
 		if guard == "" || (!guarded(guard) && guarded(call.Method)) {
 			guard = call.Method
 		}
@@ -97,6 +97,20 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 	}
 	if sent == 0 {
 		return errs
+	}
+	body := make([]byte, 0, size)
+	var idBuf [20]byte
+	for i, call := range calls {
+		if errs[i] != nil {
+			continue
+		}
+		p := params[i]
+		c.bytes.Add(uint64(len(p.p)))
+		body = append(body, ',')
+		body = protocol.AppendRequest(body, strconv.AppendUint(idBuf[:0], first+uint64(i), 10), call.Method, p.p)
+		if p.buf != nil {
+			c.release(p.buf, p.p)
+		}
 	}
 	body[0] = '['
 	body = append(body, ']')
@@ -122,7 +136,6 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 		}
 		return fail(&Error{Kind: KindBadResponse, Endpoint: endpoint, Err: err})
 	}
-	var idBuf [20]byte
 	for i, call := range calls {
 		if errs[i] != nil {
 			continue
@@ -138,6 +151,13 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 		}
 	}
 	return errs
+}
+
+// encoded is a call's params and the scratch buffer that holds them, if
+// any, to be given back with release.
+type encoded struct {
+	p   jsontext.Value
+	buf *[]byte
 }
 
 // forCall is err as the outcome of one call of a batch: an *Error is
