@@ -98,7 +98,7 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 	if sent == 0 {
 		return errs
 	}
-	body := make([]byte, 0, size)
+	body, keep := c.bodyBuffer(endpoint, size)
 	var idBuf [20]byte
 	for i, call := range calls {
 		if errs[i] != nil {
@@ -124,6 +124,7 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 		return errs
 	}
 	raw, err := c.roundTrip(ctx, to, guard, body)
+	c.releaseBody(keep, body)
 	if err != nil {
 		return fail(err)
 	}

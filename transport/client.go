@@ -30,7 +30,11 @@ const DefaultCallTimeout = 10 * time.Second
 type Client struct {
 	rt RoundTripper
 	// taker is rt when it can take request bodies without copying them.
-	taker          BodyTaker
+	taker BodyTaker
+	// lender is rt when it can say that it is done with a body when a
+	// call returns: such bodies are made in buffers of bodies.
+	lender         BodyLender
+	bodies         sync.Pool // *[]byte
 	defaultTimeout time.Duration
 	retry          Retry
 	breaker        Breaker
@@ -162,6 +166,7 @@ func NewClient(rt RoundTripper, defaultTimeout time.Duration, opts ...ClientOpti
 		o(c)
 	}
 	c.taker, _ = rt.(BodyTaker)
+	c.lender, _ = rt.(BodyLender)
 	return c
 }
 
@@ -277,8 +282,10 @@ func (c *Client) callAs(ctx context.Context, to *peer, method string, d dialect,
 	// {"jsonrpc":"2.0","method":…,"params":…,"id":…} is 45 bytes around
 	// the method, params and id: room for all of them at once, so that the
 	// body is allocated once, not grown.
-	body := protocol.AppendRequest(make([]byte, 0, len(p)+len(wire)+len(id)+64), id, wire, p)
+	buf, keep := c.bodyBuffer(endpoint, len(p)+len(wire)+len(id)+64)
+	body := protocol.AppendRequest(buf, id, wire, p)
 	raw, err := c.roundTrip(ctx, to, method, body)
+	c.releaseBody(keep, body)
 	if err != nil {
 		return withMethod(err, method)
 	}
@@ -322,6 +329,30 @@ func (c *Client) encodeParams(params any) (jsontext.Value, *[]byte, error) {
 	}
 	p, err := appendParams((*buf)[:0], params)
 	return p, buf, err
+}
+
+// bodyBuffer is an empty buffer of at least size bytes for a request
+// body to endpoint. When the network lends bodies back (BodyLender) it is
+// one used before, and keep is to be given to releaseBody once the call is
+// over; otherwise it is new, for the network to keep, and keep is nil.
+func (c *Client) bodyBuffer(endpoint string, size int) (buf []byte, keep *[]byte) {
+	if c.lender == nil || !c.lender.ReturnsBody(endpoint) {
+		return make([]byte, 0, size), nil
+	}
+	keep, _ = c.bodies.Get().(*[]byte)
+	if keep == nil {
+		keep = new([]byte)
+	}
+	return slices.Grow((*keep)[:0], size), keep
+}
+
+// releaseBody gives back the buffer of bodyBuffer that now holds body.
+func (c *Client) releaseBody(keep *[]byte, body []byte) {
+	if keep == nil || cap(body) > maxScratch {
+		return
+	}
+	*keep = body[:0]
+	c.bodies.Put(keep)
 }
 
 // release gives back the scratch buffer that now holds p.

@@ -75,6 +75,21 @@ type BodyTaker interface {
 	RoundTripTaking(ctx context.Context, endpoint string, body []byte) ([]byte, error)
 }
 
+// BodyLender is a RoundTripper that is done with a request's body when
+// RoundTrip returns, for the endpoints it names: the caller may then use
+// the body's buffer for another request. (net/http may read a body after
+// RoundTrip returns, and the bus takes it: neither lends.)
+type BodyLender interface {
+	ReturnsBody(endpoint string) bool
+}
+
+// ReturnsBody implements BodyLender for the network of endpoint's scheme.
+func (s Schemes) ReturnsBody(endpoint string) bool {
+	scheme, _, _ := strings.Cut(endpoint, "://")
+	l, ok := s[scheme].(BodyLender)
+	return ok && l.ReturnsBody(endpoint)
+}
+
 // Caller calls other agents: params are encoded as the request's params and
 // the result is decoded into reply (nil to discard it).
 type Caller interface {

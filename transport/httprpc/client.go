@@ -129,6 +129,14 @@ func (c *Client) BatchesInOrder(endpoint string) bool {
 	return t != nil && t.inOrder.Load()
 }
 
+// ReturnsBody implements transport.BodyLender: the client's own exchanges
+// (http:// endpoints) have written a request's body when RoundTrip returns
+// and keep nothing of it.
+func (c *Client) ReturnsBody(endpoint string) bool {
+	_, ok, _ := c.pool.target(endpoint)
+	return ok && fastPath
+}
+
 // slow is the exchange through net/http.
 func (c *Client) slow(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))

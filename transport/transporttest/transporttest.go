@@ -97,6 +97,13 @@ func (n *Net) BatchesInOrder(endpoint string) bool {
 	return ok && p.BatchesInOrder(endpoint)
 }
 
+// ReturnsBody implements transport.BodyLender as the network under test
+// does.
+func (n *Net) ReturnsBody(endpoint string) bool {
+	l, ok := n.Network.(transport.BodyLender)
+	return ok && l.ReturnsBody(endpoint)
+}
+
 // CloseIdle drops the client's kept-alive connections.
 func (n *Net) CloseIdle() { n.closeIdle() }
 
