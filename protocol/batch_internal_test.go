@@ -98,3 +98,50 @@ func FuzzDecodeResponses(f *testing.F) {
 		}
 	})
 }
+
+// TestBatchFastOnOddElements: elements the fast path may take or leave
+// (invalid UTF-8, lone surrogates, duplicate names, odd numbers) are
+// read as the full path reads them whenever it takes them.
+func TestBatchFastOnOddElements(t *testing.T) {
+	for _, el := range []string{
+		"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1,\"x\":\"\xff\"}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1,\"x\":\"\\ud800\"}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1,\"params\":{\"a\":\"\xff\"}}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1,\"params\":{\"a\":1,\"a\":2}}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":1e400}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":-0}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":01}",
+	} {
+		body := []byte("[" + el + "]")
+		fast, ok := decodeBatchFast(body)
+		full, batch := decodeBatchFull(body)
+		if ok && !(batch && reflect.DeepEqual(fast, full)) {
+			t.Errorf("%q: fast %+v, full %+v", el, fast, full)
+		}
+	}
+}
+
+// TestBatchDepthAsJSON: json's nesting limit counts the batch's array, so
+// an element nested to the limit is refused in a batch though valid alone;
+// the fast path leaves deep elements to the full path, which says so.
+func TestBatchDepthAsJSON(t *testing.T) {
+	is := is.New(t)
+	for _, d := range []int{maxDepth - 2, maxDepth, 9997, 9998, 9999} {
+		nested := strings.Repeat("[", d) + strings.Repeat("]", d)
+		body := []byte(`[{"jsonrpc":"2.0","method":"ping","params":{"a":` + nested + `},"id":1}]`)
+		fast, ok := decodeBatchFast(body)
+		full, batch := decodeBatchFull(body)
+		if ok {
+			is.True(batch && reflect.DeepEqual(fast, full)) // taken: as the full path reads it
+		}
+		items, batch := DecodeRequests(body)
+		is.Equal(batch, d < 9998) // a batch, or one parse error for all of it
+		if !batch {
+			is.Equal(items[0].Err.Code, CodeParseError)
+		}
+		reply := []byte(`[{"jsonrpc":"2.0","result":{"a":` + nested + `},"id":1}]`)
+		_, err := DecodeResponses(reply)
+		_, jsonOK := responsesByJSON(reply)
+		is.Equal(err == nil, jsonOK) // the reply to a batch, as json splits it
+	}
+}

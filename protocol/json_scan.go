@@ -36,6 +36,8 @@ type scanner struct {
 	// lenient skips values without checking their objects for duplicate
 	// names, as json does with jsontext.AllowDuplicateNames(true).
 	lenient bool
+	// nest is the deepest nesting skimmed has found.
+	nest int
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -668,7 +670,9 @@ func (s *scanner) skimmed() []byte {
 			}
 			continue
 		case '{', '[':
-			depth++
+			if depth++; depth > s.nest {
+				s.nest = depth
+			}
 		case '}', ']':
 			if depth == 0 {
 				return s.b[from:s.i] // the end of a scalar
@@ -694,7 +698,9 @@ func (s *scanner) skimmed() []byte {
 // skimObjects returns the elements of the array body, found by skimming
 // (see skimmed), without checking them: whoever uses one decodes it in
 // full. ok is false when body is not an array of at most max values that
-// all begin as objects, with only commas and whitespace between them.
+// all begin as objects, with only commas and whitespace between them, none
+// nested deeper than the scanner follows (json's limit counts the array
+// too, so an element alone could pass where the batch does not).
 func skimObjects(body []byte, max int) (elems []jsontext.Value, ok bool) {
 	s := scanner{b: body}
 	if !s.arrayStart() {
@@ -705,7 +711,7 @@ func skimObjects(body []byte, max int) (elems []jsontext.Value, ok bool) {
 			return nil, false
 		}
 		v := s.skimmed()
-		if s.bad {
+		if s.bad || s.nest >= maxDepth {
 			return nil, false
 		}
 		elems = append(elems, v)
