@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -66,15 +67,30 @@ func (c *Client) Batches(endpoint string) bool {
 
 // CallBatch implements Batcher. The batch is one request: one attempt
 // (no retries, as for NoRetry calls, which is what a batch is for), one
-// deadline, one outcome for the endpoint's breaker. A call whose params
+// deadline (without one in ctx, the default call timeout once for each
+// call), one outcome for the endpoint's breaker. A call whose params
 // cannot be encoded is left out with its error; a failed exchange, or a
 // reply that is one error for the whole batch, fails every call; otherwise
-// each call has the outcome of the response with its id, and one missing
-// from the reply is a bad response.
+// each call has the outcome of the response with its id (the first, if
+// the reply repeats an id), and one missing from the reply is a bad
+// response. More calls than a batch may hold (protocol.MaxBatch) go as
+// several batches, one after the other.
 func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCall) []error {
+	if _, ok := ctx.Deadline(); !ok && len(calls) > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(len(calls))*c.defaultTimeout)
+		defer cancel()
+	}
+	if len(calls) > protocol.MaxBatch {
+		errs := make([]error, 0, len(calls))
+		for len(calls) > 0 {
+			n := min(len(calls), protocol.MaxBatch)
+			errs = append(errs, c.CallBatch(ctx, endpoint, calls[:n])...)
+			calls = calls[n:]
+		}
+		return errs
+	}
 	errs := make([]error, len(calls))
-	ctx, cancel := c.deadline(ctx)
-	defer cancel()
 	to := c.peer(endpoint)
 	first := c.ids.Add(uint64(len(calls))) - uint64(len(calls)) + 1
 	// The params are encoded first, so that the body is made once at its
@@ -145,10 +161,10 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 		j := slices.IndexFunc(rs, func(r protocol.Response) bool { return string(r.ID) == string(id) })
 		switch {
 		case j < 0:
-			errs[i] = &Error{Kind: KindBadResponse, Endpoint: endpoint, Method: call.Method,
+			errs[i] = &Error{Kind: KindBadResponse, Endpoint: endpoint, Method: call.Method, Attempts: 1,
 				Err: errors.New("the reply to the batch has no response with the call's id")}
 		case rs[j].Error != nil:
-			errs[i] = &Error{Kind: KindRemote, Endpoint: endpoint, Method: call.Method, RPC: rs[j].Error}
+			errs[i] = &Error{Kind: KindRemote, Endpoint: endpoint, Method: call.Method, Attempts: 1, RPC: rs[j].Error}
 		}
 	}
 	return errs

@@ -145,9 +145,11 @@ func TestCallBatchFailures(t *testing.T) {
 	})
 }
 
-// TestMuxStopsBatchOfCallerGone: the requests of a batch after one whose
-// caller went away are not served.
-func TestMuxStopsBatchOfCallerGone(t *testing.T) {
+// TestMuxServesWholeBatch: every request of a batch is served, in order,
+// even after the caller gave up during one of them (a caller sending one
+// at a time would have sent the rest too; one that half-closes its
+// connection is still waiting for the answer).
+func TestMuxServesWholeBatch(t *testing.T) {
 	is := is.New(t)
 	tm := newTestMux()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -157,6 +159,53 @@ func TestMuxStopsBatchOfCallerGone(t *testing.T) {
 	})
 	reply := tm.ServeMessage(ctx, []byte(`[{"jsonrpc":"2.0","method":"update","id":1},`+
 		`{"jsonrpc":"2.0","method":"leave","id":2},{"jsonrpc":"2.0","method":"notify_hello","id":3}]`), transport.Peer{})
-	is.Equal(string(reply), `[{"jsonrpc":"2.0","result":null,"id":1},{"jsonrpc":"2.0","result":null,"id":2}]`)
-	is.Equal(tm.notes, []string{"update"}) // notify_hello not served
+	is.Equal(string(reply), `[{"jsonrpc":"2.0","result":null,"id":1},{"jsonrpc":"2.0","result":null,"id":2},`+
+		`{"jsonrpc":"2.0","result":null,"id":3}]`)
+	is.Equal(tm.notes, []string{"update", "notify_hello"}) // served after the caller left
+}
+
+// TestCallBatchOverMax: more calls than a batch may hold go as several
+// batches, in order.
+func TestCallBatchOverMax(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
+		is := is.New(t)
+		tm := newTestMux()
+		ep := nw.Serve(t, "p1", tm)
+		calls := make([]transport.BatchCall, protocol.MaxBatch+5)
+		for i := range calls {
+			calls[i] = transport.BatchCall{Method: "update", Params: map[string]int{"n": i}}
+		}
+		calls[protocol.MaxBatch] = transport.BatchCall{Method: "notify_hello"} // the first of the second batch
+		for _, err := range transport.NewClient(nw, 5*time.Second).CallBatch(context.Background(), ep, calls) {
+			is.NoErr(err)
+		}
+		tm.mu.Lock()
+		defer tm.mu.Unlock()
+		is.Equal(len(tm.notes), len(calls))
+		is.Equal(tm.notes[protocol.MaxBatch], "notify_hello") // in order
+	})
+}
+
+// deadlineRT reports the time a call had left when it reached the network.
+type deadlineRT struct{ left time.Duration }
+
+func (d *deadlineRT) RoundTrip(ctx context.Context, _ string, body []byte) ([]byte, error) {
+	dl, _ := ctx.Deadline()
+	d.left = time.Until(dl)
+	return []byte(`[]`), nil
+}
+
+// TestCallBatchDeadline: a batch without a deadline of its own gets the
+// default call timeout once for each of its calls, as they would one by
+// one.
+func TestCallBatchDeadline(t *testing.T) {
+	is := is.New(t)
+	rt := &deadlineRT{}
+	c := transport.NewClient(rt, time.Hour)
+	c.CallBatch(context.Background(), "x://p", []transport.BatchCall{{Method: "a"}, {Method: "b"}, {Method: "c"}})
+	is.True(rt.left > 2*time.Hour && rt.left <= 3*time.Hour) // three timeouts
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c.CallBatch(ctx, "x://p", []transport.BatchCall{{Method: "a"}, {Method: "b"}})
+	is.True(rt.left <= time.Minute) // the caller's deadline is kept
 }

@@ -123,13 +123,6 @@ func (m *Mux) ServeMessage(ctx context.Context, body []byte, peer Peer) []byte {
 	}
 	var out []byte
 	for i := range items {
-		if i > 0 && ctx.Err() != nil {
-			// The caller is gone (or the server stopping): the rest of
-			// the batch is not served, as a caller sending the requests
-			// one by one would not have sent them after one it gave up
-			// on. Nobody reads the answer.
-			break
-		}
 		r := m.serveOne(ctx, &items[i], peer, nil)
 		if r == nil {
 			continue

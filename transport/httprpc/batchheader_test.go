@@ -2,6 +2,7 @@ package httprpc_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -41,8 +42,9 @@ func TestBatchHeader(t *testing.T) {
 }
 
 // TestClientLearnsBatchOrder: the client believes the first response of
-// the last connection it dialed to an endpoint, so a server replaced by
-// one that does not serve batches in order is not sent batches.
+// the last connection it dialed to an address, whichever endpoint there
+// dialed it, so a server replaced by one that does not serve batches in
+// order is not sent batches.
 func TestClientLearnsBatchOrder(t *testing.T) {
 	is := is.New(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -68,7 +70,39 @@ func TestClientLearnsBatchOrder(t *testing.T) {
 	is.NoErr(err)
 	l = httprpc.ServeOn(ln, plainServer{pingMux()}, httprpc.ServerConfig{}, nil)
 	defer l.Close()
+	other := ep + "?b" // the same address: its calls share the connections
+	_, err = c.RoundTrip(ctx, other, body)
+	is.NoErr(err)
+	is.True(!c.BatchesInOrder(other)) // the new connection's first response did not say it
 	_, err = c.RoundTrip(ctx, ep, body)
 	is.NoErr(err)
-	is.True(!c.BatchesInOrder(ep)) // the new connection's first response did not say it
+	is.True(!c.BatchesInOrder(ep)) // nor for the endpoint whose calls did not dial it
+}
+
+// TestHalfClosedClientGetsWholeBatch: a client that half-closes after its
+// request is still waiting for the answer; the server notices the close
+// (its handlers' context ends) but serves every request of the batch, on
+// the fast path and on net/http's.
+func TestHalfClosedClientGetsWholeBatch(t *testing.T) {
+	m := transport.NewMux(nil)
+	m.HandleFunc("work", func(ctx context.Context, _ *transport.Request) (any, error) {
+		<-ctx.Done() // until the server sees the client's half-close
+		return "done", nil
+	})
+	l, _ := startServer(t, m, httprpc.ServerConfig{})
+	batch := `[{"jsonrpc":"2.0","method":"work","id":1},{"jsonrpc":"2.0","method":"work","id":2},` +
+		`{"jsonrpc":"2.0","method":"work","id":3}]`
+	for _, req := range []string{post(batch, "Connection: close\r\n"), chunked(batch, "Connection: close\r\n")} {
+		is := is.New(t)
+		conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(l.Endpoint(), "http://"), "/mcp"))
+		is.NoErr(err)
+		_, err = io.WriteString(conn, req)
+		is.NoErr(err)
+		is.NoErr(conn.(*net.TCPConn).CloseWrite())
+		is.NoErr(conn.SetReadDeadline(time.Now().Add(10 * time.Second))) // bounds the test only
+		got, err := io.ReadAll(conn)
+		is.NoErr(err)
+		_ = conn.Close()
+		is.Equal(strings.Count(string(got), `"result":"done"`), 3) // all three answered
+	}
 }

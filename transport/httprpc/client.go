@@ -67,7 +67,7 @@ func NewClient(cfg ClientConfig) *Client {
 		limit:  cfg.MaxResponseBytes,
 		dialer: net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second},
 		pool: pool{
-			idle: map[string][]*pconn{}, targets: map[string]*target{},
+			idle: map[string][]*pconn{}, targets: map[string]*target{}, inOrder: map[string]bool{},
 			perHost: cfg.MaxIdleConnsPerHost, maxTotal: 4 * cfg.MaxIdleConnsPerHost,
 			idleTimeout: idleConnTimeout,
 		},
@@ -120,13 +120,14 @@ func (c *Client) RoundTrip(ctx context.Context, endpoint string, body []byte) ([
 }
 
 // BatchesInOrder implements transport.InOrderPeers: the last connection
-// dialed to endpoint had a first response saying so (BatchHeader). Only
-// http:// endpoints, on the client's own exchanges, are asked.
+// dialed to endpoint's address had a first response saying so
+// (BatchHeader). Only http:// endpoints, on the client's own exchanges,
+// are asked; through net/http (https://) nothing is sent as a batch.
 func (c *Client) BatchesInOrder(endpoint string) bool {
 	c.pool.mu.Lock()
 	t := c.pool.targets[endpoint]
 	c.pool.mu.Unlock()
-	return t != nil && t.inOrder.Load()
+	return t != nil && fastPath && c.pool.batchesInOrder(t)
 }
 
 // ReturnsBody implements transport.BodyLender: the client's own exchanges

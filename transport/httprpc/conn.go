@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/leaguectl/leaguectl/transport"
@@ -53,9 +52,6 @@ type target struct {
 	addr string // host:port to dial, and the pool's key
 	host string // the Host header
 	uri  string // the request target: path and query
-	// inOrder is what the first response on the last connection dialed
-	// for this endpoint said of batches (BatchHeader).
-	inOrder atomic.Bool
 }
 
 // parseTarget parses endpoint; ok is false for one the fast path leaves
@@ -107,8 +103,8 @@ type pconn struct {
 	peek   func(fd uintptr) bool
 	idleOK bool
 	// fresh: dialed for this exchange, whose response tells whether the
-	// server serves batches in order.
-	fresh bool
+	// server serves batches in order; inOrder is what it told.
+	fresh, inOrder bool
 }
 
 // pool keeps idle connections by address, the most recently used last.
@@ -120,6 +116,28 @@ type pool struct {
 	maxTotal    int
 	idleTimeout time.Duration
 	targets     map[string]*target
+	// inOrder is, by address, what the first response on the last
+	// connection dialed to it said of batches (BatchHeader): connections
+	// are kept by address, so whatever endpoint's call dialed it, it
+	// speaks for every endpoint at that address.
+	inOrder map[string]bool
+}
+
+// learn records what a fresh connection to addr said of batches.
+func (p *pool) learn(addr string, inOrder bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, known := p.inOrder[addr]; known || len(p.inOrder) < maxTargets {
+		p.inOrder[addr] = inOrder
+	}
+}
+
+// batchesInOrder reports what the last connection dialed to t's address
+// said of batches.
+func (p *pool) batchesInOrder(t *target) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inOrder[t.addr]
 }
 
 // target returns the parsed endpoint, parsed once per endpoint.
@@ -261,6 +279,9 @@ func (c *Client) fast(ctx context.Context, endpoint string, t *target, body []by
 		stop = context.AfterFunc(ctx, pc.poke)
 	}
 	status, data, keep, err := pc.exchange(t, body, c.limit)
+	if pc.fresh && err == nil {
+		c.pool.learn(t.addr, pc.inOrder)
+	}
 	pc.fresh = false
 	if !stop() {
 		keep = false
@@ -300,7 +321,7 @@ func (pc *pconn) exchange(t *target, body []byte, limit int64) (status int, data
 		// The request goes out with the wait for its response.
 		b = append(b, body...)
 		pc.wbuf, pc.sr.pending = b, b
-		status, data, keep, err = pc.readResponse(t, limit)
+		status, data, keep, err = pc.readResponse(limit)
 		if werr, pc.sr.werr = pc.sr.werr, nil; werr == nil {
 			return status, data, keep, err
 		}
@@ -308,7 +329,7 @@ func (pc *pconn) exchange(t *target, body []byte, limit int64) (status int, data
 		b, werr = writeWith(pc.nc, b, body)
 		pc.wbuf = b
 		if werr == nil {
-			return pc.readResponse(t, limit)
+			return pc.readResponse(limit)
 		}
 	}
 	// A server may answer before reading the whole body and close (a 413):
@@ -343,18 +364,13 @@ type response struct {
 	inOrder   bool // BatchHeader: BatchInOrder
 }
 
-// readResponse reads the response on pc; the first on a fresh connection
-// tells t whether its server serves batches in order.
-func (pc *pconn) readResponse(t *target, limit int64) (status int, data []byte, keep bool, err error) {
+// readResponse reads the response on pc; on a fresh connection it notes
+// whether the server said that it serves batches in order.
+func (pc *pconn) readResponse(limit int64) (status int, data []byte, keep bool, err error) {
 	if !pc.fresh {
 		return readResponse(pc.br, limit)
 	}
-	var inOrder bool
-	status, data, keep, err = readResponseOf(pc.br, limit, &inOrder)
-	if err == nil {
-		t.inOrder.Store(inOrder)
-	}
-	return status, data, keep, err
+	return readResponseOf(pc.br, limit, &pc.inOrder)
 }
 
 // readResponse reads one response to a POST: its status, and its body up
