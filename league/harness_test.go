@@ -328,6 +328,7 @@ type fakePlayer struct {
 	got           []protocol.Message
 	holds         map[string]*hold // by describe(msg)
 	batches       int              // bodies that came as a batch
+	more          chan struct{}    // has a value after a message is recorded
 }
 
 // countBatches serves a player's mux, counting the batches it is sent.
@@ -347,13 +348,17 @@ func (c countBatches) ServeMessage(ctx context.Context, body []byte, peer transp
 
 func (h *harness) player(id string) *fakePlayer {
 	h.t.Helper()
-	p := &fakePlayer{id: id}
+	p := &fakePlayer{id: id, more: make(chan struct{}, 1)}
 	mux := transport.NewMux(nil)
 	record := func(ctx context.Context, r *transport.Request) (any, error) {
 		p.mu.Lock()
 		p.got = append(p.got, r.Msg)
 		hold := p.holds[describe(r.Msg)]
 		p.mu.Unlock()
+		select {
+		case p.more <- struct{}{}:
+		default:
+		}
 		if hold != nil {
 			close(hold.got)
 			select {
@@ -406,6 +411,24 @@ func (p *fakePlayer) heldLeft(t *testing.T, what string) {
 	case <-hd.left:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("%s: the held %s was not given up", p.id, what)
+	}
+}
+
+// waitMessages waits until the player has had n messages.
+func (p *fakePlayer) waitMessages(t *testing.T, n int) {
+	t.Helper()
+	for {
+		p.mu.Lock()
+		had := len(p.got)
+		p.mu.Unlock()
+		if had >= n {
+			return
+		}
+		select {
+		case <-p.more:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s had %d messages, not %d", p.id, had, n)
+		}
 	}
 }
 

@@ -589,6 +589,13 @@ type telling struct {
 // recipient gets one attempt at each: one that cannot be told is logged
 // and costs at most one call timeout (and, once its breaker is open,
 // nothing).
+//
+// A recipient whose server serves a JSON-RPC batch in order (ours, over
+// HTTP: transport.Batcher) gets the messages as one batch, one exchange
+// instead of one each, with as many call timeouts as it has messages.
+// Its server serves every message of the batch in order even after the
+// caller gave up on it, so a recipient slow with one message still has
+// the ones after it, as it would with a call each.
 func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling {
 	ctx = transport.NoRetry(ctx)
 	msgs := make([]*protocol.Broadcast, len(steps))
@@ -628,11 +635,13 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 	if sending < 2 {
 		batcher = nil
 	}
+	bdl := &deadlines{parent: ctx, timeout: time.Duration(sending) * m.opts.CallTimeout}
 	for range workers {
 		t.wg.Go(func() {
 			defer func() {
 				if left.Add(-1) == 0 {
 					dl.stop()
+					bdl.stop()
 				}
 			}()
 			for {
@@ -649,7 +658,7 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 							calls = append(calls, transport.BatchCall{Method: s.method, Params: msgs[k].To(tokens[i])})
 						}
 					}
-					errs = batcher.CallBatch(dl.get(), a.endpoint, calls)
+					errs = batcher.CallBatch(bdl.get(), a.endpoint, calls)
 				}
 				for k, s := range steps {
 					if msgs[k] != nil {

@@ -475,3 +475,29 @@ func TestSlowPlayerHoldsOnlyItsMatch(t *testing.T) {
 		}
 	})
 }
+
+// TestSlowPlayerStillHearsTheRest: a player too slow with one message of a
+// round's end still gets the messages after it, whether they came one call
+// each (a call timeout for the slow one) or as one batch (over HTTP: as
+// many call timeouts as messages, and the server serves the rest after the
+// caller gave up).
+func TestSlowPlayerStillHearsTheRest(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{Seed: 42, CallTimeout: 300 * time.Millisecond})
+		defer h.stop()
+		h.referee("REF01", 2, modeReport, crashScript)
+		players := []*fakePlayer{h.player("P01"), h.player("P02"), h.player("P03"), h.player("P04")}
+		_, release := players[3].holdAt(t, "LEAGUE_STANDINGS_UPDATE 1") // given up by the manager, never released
+		defer release()
+		h.play()
+		lc := h.wait()
+		is.Equal(lc.FinalStandings, crashFinal())
+		is.Equal(describeAll(t, players[3].messages(), players[3].token), []string{
+			"ROUND_ANNOUNCEMENT 1", "LEAGUE_STANDINGS_UPDATE 1", "ROUND_COMPLETED 1",
+			"ROUND_ANNOUNCEMENT 2", "LEAGUE_STANDINGS_UPDATE 2", "ROUND_COMPLETED 2",
+			"ROUND_ANNOUNCEMENT 3", "LEAGUE_STANDINGS_UPDATE 3", "ROUND_COMPLETED 3",
+			"LEAGUE_COMPLETED",
+		})
+	})
+}
