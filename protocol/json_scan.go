@@ -594,6 +594,11 @@ func (u *names) add(name []byte) bool {
 // decoder takes them, and skimmed otherwise.
 func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value, skim int, decoded *Message) bool {
 	s := scanner{b: obj, lenient: true}
+	return s.members(once, index, values, skim, decoded) && s.end()
+}
+
+// members is readMembersFast on the object next in s, which it moves past.
+func (s *scanner) members(once bool, index func(name []byte) int, values []jsontext.Value, skim int, decoded *Message) bool {
 	if !s.objectStart() {
 		return false
 	}
@@ -623,7 +628,7 @@ func readMembersFast(obj []byte, once bool, index func(name []byte) int, values 
 			return false
 		}
 	}
-	return s.end()
+	return !s.bad
 }
 
 // paramsAt decodes a request's params, next in s, as the message its

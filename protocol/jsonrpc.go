@@ -297,15 +297,30 @@ func decodeBatchFull(body []byte) (items []Incoming, batch bool) {
 // not an object or not a valid request, too many, bad JSON between them)
 // reports false, for the full path to answer exactly as it does.
 func decodeBatchFast(body []byte) ([]Incoming, bool) {
-	elems, ok := skimObjects(body, MaxBatch)
-	if !ok || len(elems) == 0 {
+	// Each element is read where it stands, as decodeOne reads a single
+	// request: one pass over the body.
+	s := scanner{b: body, lenient: true}
+	if !s.arrayStart() {
 		return nil, false
 	}
-	items := make([]Incoming, len(elems))
-	for i, e := range elems {
-		if items[i] = decodeOne(e); items[i].Err != nil {
+	var items []Incoming
+	for n := 0; s.elem(n); n++ {
+		if n == MaxBatch || s.peek() != '{' {
 			return nil, false
 		}
+		var m [4]jsontext.Value
+		var decoded Message
+		if !s.members(true, requestMember, m[:], 2, &decoded) {
+			return nil, false
+		}
+		in, ok := requestOf(&m, decoded, true)
+		if !ok || in.Err != nil {
+			return nil, false
+		}
+		items = append(items, in)
+	}
+	if !s.end() || len(items) == 0 {
+		return nil, false
 	}
 	return items, true
 }
@@ -348,18 +363,7 @@ func decodeRequest(obj []byte, decode bool) Incoming {
 		skim, into = 2, &decoded
 	}
 	if readMembersFast(obj, true, requestMember, m[:], skim, into) {
-		if p := m[2]; decoded == nil && decode && len(p) > 0 && p[0] == '{' {
-			if msg := messageOf(m[1]); msg != nil && decodeGenerated(p, msg) {
-				decoded = msg
-			}
-		}
-		// Skimmed params that no decoder took are checked as read ones are.
-		if decoded != nil || skim < 0 || m[2] == nil || checkLenient(m[2]) {
-			w := wireRequest{JSONRPC: m[0], Method: m[1], Params: m[2], ID: m[3]}
-			in := w.incoming()
-			if in.Err == nil {
-				in.Decoded = decoded
-			}
+		if in, ok := requestOf(&m, decoded, decode); ok {
 			return in
 		}
 	}
@@ -368,6 +372,28 @@ func decodeRequest(obj []byte, decode bool) Incoming {
 		return decodeOneFailed(err)
 	}
 	return w.incoming()
+}
+
+// requestOf is the request of the members m that readMembersFast read,
+// with decoded its params decoded as they were read (if they were): params
+// left to decode are decoded now when decode is set, and skimmed params
+// that no decoder took are checked as read ones are. ok is false when
+// they are not valid, for json to say why.
+func requestOf(m *[4]jsontext.Value, decoded Message, decode bool) (in Incoming, ok bool) {
+	if p := m[2]; decoded == nil && decode && len(p) > 0 && p[0] == '{' {
+		if msg := messageOf(m[1]); msg != nil && decodeGenerated(p, msg) {
+			decoded = msg
+		}
+	}
+	if decoded == nil && decode && m[2] != nil && !checkLenient(m[2]) {
+		return Incoming{}, false
+	}
+	w := wireRequest{JSONRPC: m[0], Method: m[1], Params: m[2], ID: m[3]}
+	in = w.incoming()
+	if in.Err == nil {
+		in.Decoded = decoded
+	}
+	return in, true
 }
 
 // messageOf is a new message of the type the raw method names, or nil for a
