@@ -89,6 +89,14 @@ func (s *lateServer) ServeMessage(ctx context.Context, body []byte, peer transpo
 // and before it is made every body gets one error.
 func (s *lateServer) ServesBatchesInOrder() bool { return true }
 
+// HandlerTimeout implements transport.HandlerBound: the Mux's, once made.
+func (s *lateServer) HandlerTimeout() time.Duration {
+	if m := s.mux.Load(); m != nil {
+		return m.HandlerTimeout()
+	}
+	return transport.DefaultHandlerTimeout
+}
+
 func (s *lateServer) Health() any {
 	if m := s.mux.Load(); m != nil {
 		return m.Health()

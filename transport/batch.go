@@ -35,6 +35,15 @@ type BatchCall struct {
 	Params any
 }
 
+// HandlerBound is a MessageServer that bounds its handlers' time when a
+// request's context has no sooner deadline (the Mux: SetHandlerTimeout).
+// A server that watches its requests' time itself (httprpc's) gives each
+// request a context with that deadline instead, and the Mux then needs
+// no timer of its own per request.
+type HandlerBound interface {
+	HandlerTimeout() time.Duration
+}
+
 // Batcher is a Caller that can send one endpoint several calls as one
 // JSON-RPC batch: one exchange instead of one each.
 type Batcher interface {

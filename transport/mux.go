@@ -98,6 +98,9 @@ func (m *Mux) Methods() (types []protocol.MessageType, tools []string) {
 	return types, tools
 }
 
+// HandlerTimeout implements HandlerBound.
+func (m *Mux) HandlerTimeout() time.Duration { return m.timeout }
+
 // ServesBatchesInOrder implements InOrderServer: ServeMessage serves a
 // batch's requests one after the other, in order.
 func (m *Mux) ServesBatchesInOrder() bool { return true }

@@ -67,16 +67,19 @@ type fastConn struct {
 	active bool // in a request, until its response is written; under fastServer.mu
 	inCall bool // in the handler; under fastServer.mu
 
-	// ctx is its handlers': ended when the server closes or the client
-	// goes away in the middle of a request.
+	// ctx is its handlers': ended when the server closes, when the client
+	// goes away in the middle of a request, or (with cause
+	// context.DeadlineExceeded) when a handler runs past its bound.
 	ctx    context.Context
-	cancel context.CancelFunc
-	// since is when the handler under way began; watching is set once
-	// the watcher looks for the client going away during it, and watched
-	// says that the watcher has stopped. All under fastServer.mu.
-	since    time.Time
-	watching bool
-	watched  chan struct{}
+	cancel context.CancelCauseFunc
+	// since is when the handler under way began and until its bound;
+	// watching is set once the watcher looks for the client going away
+	// during it, and watched says that the watcher has stopped; expired
+	// once the watcher ended it at its bound. All under fastServer.mu.
+	since, until time.Time
+	watching     bool
+	expired      bool
+	watched      chan struct{}
 }
 
 // watchAfter is how long a request runs before its connection is watched
@@ -174,6 +177,10 @@ func (s *fastServer) watchLong(now time.Time) (busy bool) {
 			c.watching = true
 			go c.watchClient()
 		}
+		if c.inCall && !c.expired && !now.Before(c.until) {
+			c.expired = true
+			c.cancel(context.DeadlineExceeded)
+		}
 	}
 	s.watching = busy
 	return busy
@@ -186,7 +193,7 @@ func (c *fastConn) watchClient() {
 	defer func() { c.watched <- struct{}{} }()
 	if _, err := c.br.Peek(1); err != nil {
 		if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
-			c.cancel()
+			c.cancel(nil)
 		}
 	}
 }
@@ -225,8 +232,8 @@ func (s *fastServer) serveConn(c *fastConn) {
 	c.sr = newSockReader(c.nc)
 	c.br = bufio.NewReaderSize(c.sr, fastReadBuf)
 	c.watched = make(chan struct{}, 1)
-	c.ctx, c.cancel = context.WithCancel(s.ctx)
-	defer c.cancel()
+	c.ctx, c.cancel = context.WithCancelCause(s.ctx)
+	defer c.cancel(nil)
 	first := true
 	for {
 		// Between requests: the idle timeout (the header timeout before
@@ -272,9 +279,12 @@ func (s *fastServer) serveConn(c *fastConn) {
 		}
 		// The write timeout runs from here, the handler included, as in
 		// net/http; the deadline itself is set only if the write waits.
-		writeBy := s.call(c).Add(s.cfg.WriteTimeout)
-		reply := s.srv.ServeMessage(c.ctx, body, c.peer)
-		last := s.unwatch(c) || head.close
+		began := s.call(c)
+		writeBy := began.Add(s.cfg.WriteTimeout)
+		reply := s.srv.ServeMessage(&handlerCtx{Context: c.ctx, until: c.until}, body, c.peer)
+		// A handler ended at its bound (or whose client went away) leaves
+		// the connection's context ended: its answer is the last.
+		last := s.unwatch(c) || head.close || c.ctx.Err() != nil
 		if !s.writeResponse(c, reply, last, writeBy) || last || !s.end(c) {
 			return
 		}
@@ -304,9 +314,43 @@ func (s *fastServer) begin(c *fastConn) bool {
 func (s *fastServer) call(c *fastConn) time.Time {
 	now := time.Now()
 	s.mu.Lock()
-	c.inCall, c.since = true, now
+	c.inCall, c.since, c.until = true, now, now.Add(s.bound())
 	s.mu.Unlock()
 	return now
+}
+
+// bound is how long a handler may run: the write timeout (its answer
+// could not be sent after it), or the server's own handler timeout if
+// sooner. The watcher ends a handler's context at its bound, so the Mux,
+// seeing a deadline no later than its own, sets no timer per request.
+func (s *fastServer) bound() time.Duration {
+	d := s.cfg.WriteTimeout
+	if hb, ok := s.srv.(transport.HandlerBound); ok {
+		if t := hb.HandlerTimeout(); t > 0 && t < d {
+			d = t
+		}
+	}
+	return d
+}
+
+// handlerCtx is a request's context on the fast path: the connection's,
+// with the request's bound as its deadline. The watcher ends it at the
+// bound (to within watchAfter), instead of a timer per request.
+type handlerCtx struct {
+	context.Context
+	until time.Time
+}
+
+func (h *handlerCtx) Deadline() (time.Time, bool) { return h.until, true }
+
+// Err is context.DeadlineExceeded once the watcher ended the request at
+// its bound, as a context with a timer would say.
+func (h *handlerCtx) Err() error {
+	err := h.Context.Err()
+	if err != nil && context.Cause(h.Context) == context.DeadlineExceeded {
+		return context.DeadlineExceeded
+	}
+	return err
 }
 
 // end marks c idle, and reports whether it may carry another request.

@@ -190,3 +190,40 @@ func TestShutdownWaitsForRequest(t *testing.T) {
 	is.True(strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n"))
 	is.True(strings.HasSuffix(got, `{"jsonrpc":"2.0","result":{"status":"done"},"id":1}`))
 }
+
+// TestHandlerBoundWithoutTimer: on the fast path a handler's context has
+// the Mux's handler timeout as its deadline and ends there (the server's
+// watcher ends it: no timer per request), with the answer a timer would
+// have given; the connection closes after it.
+func TestHandlerBoundWithoutTimer(t *testing.T) {
+	is := is.New(t)
+	m := transport.NewMux(nil)
+	m.SetHandlerTimeout(30 * time.Millisecond)
+	type seen struct {
+		left time.Duration
+		err  error
+	}
+	got := make(chan seen, 2)
+	m.HandleFunc("slow", func(ctx context.Context, _ *transport.Request) (any, error) {
+		dl, _ := ctx.Deadline()
+		left := time.Until(dl)
+		<-ctx.Done()
+		got <- seen{left, ctx.Err()}
+		return nil, ctx.Err()
+	})
+	call := `{"jsonrpc":"2.0","method":"slow","id":1}`
+	// The answer the Mux gives with its own timer (no deadline in ctx).
+	want := m.ServeMessage(context.Background(), []byte(call), transport.Peer{})
+	s := <-got
+	is.Equal(s.err, context.DeadlineExceeded)
+
+	l, _ := startServer(t, m, httprpc.ServerConfig{})
+	resp := rawExchange(t, l, post(call)+post(`{"jsonrpc":"2.0","method":"ping","id":2}`))
+	s = <-got
+	is.True(s.left > 0 && s.left <= 30*time.Millisecond) // the Mux's bound, as the deadline
+	is.Equal(s.err, context.DeadlineExceeded)             // as a timer would end it
+	head, body, ok := strings.Cut(resp, "\r\n\r\n")
+	is.True(ok)
+	is.True(strings.Contains(head, "\r\nConnection: close")) // the last answer on the connection
+	is.Equal(body, string(want))                            // the same answer, and no other
+}
