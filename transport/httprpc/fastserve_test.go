@@ -221,9 +221,9 @@ func TestHandlerBoundWithoutTimer(t *testing.T) {
 	resp := rawExchange(t, l, post(call)+post(`{"jsonrpc":"2.0","method":"ping","id":2}`))
 	s = <-got
 	is.True(s.left > 0 && s.left <= 30*time.Millisecond) // the Mux's bound, as the deadline
-	is.Equal(s.err, context.DeadlineExceeded)             // as a timer would end it
+	is.Equal(s.err, context.DeadlineExceeded)            // as a timer would end it
 	head, body, ok := strings.Cut(resp, "\r\n\r\n")
 	is.True(ok)
 	is.True(strings.Contains(head, "\r\nConnection: close")) // the last answer on the connection
-	is.Equal(body, string(want))                            // the same answer, and no other
+	is.Equal(body, string(want))                             // the same answer, and no other
 }
