@@ -292,7 +292,7 @@ func decodeBatchFull(body []byte) (items []Incoming, batch bool) {
 }
 
 // decodeBatchFast is DecodeRequests for a batch whose elements are all
-// valid requests: the elements are found by skimming and each is decoded
+// valid requests: each is read where it stands, in one pass, and decoded
 // and checked as a single request is. Anything else (an element that is
 // not an object or not a valid request, too many, bad JSON between them)
 // reports false, for the full path to answer exactly as it does.

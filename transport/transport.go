@@ -78,7 +78,9 @@ type BodyTaker interface {
 // BodyLender is a RoundTripper that is done with a request's body when
 // RoundTrip returns, for the endpoints it names: the caller may then use
 // the body's buffer for another request. (net/http may read a body after
-// RoundTrip returns, and the bus takes it: neither lends.)
+// RoundTrip returns, and the bus takes it: neither lends.) A network that
+// takes bodies (BodyTaker) must not say it lends them for the same
+// endpoint: the Client hands a taker every body.
 type BodyLender interface {
 	ReturnsBody(endpoint string) bool
 }

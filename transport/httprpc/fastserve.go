@@ -67,19 +67,18 @@ type fastConn struct {
 	active bool // in a request, until its response is written; under fastServer.mu
 	inCall bool // in the handler; under fastServer.mu
 
-	// ctx is its handlers': ended when the server closes, when the client
-	// goes away in the middle of a request, or (with cause
-	// context.DeadlineExceeded) when a handler runs past its bound.
+	// ctx is its handlers': ended when the server closes or the client
+	// goes away in the middle of a request.
 	ctx    context.Context
-	cancel context.CancelCauseFunc
-	// since is when the handler under way began and until its bound;
-	// watching is set once the watcher looks for the client going away
-	// during it, and watched says that the watcher has stopped; expired
-	// once the watcher ended it at its bound. All under fastServer.mu.
-	since, until time.Time
-	watching     bool
-	expired      bool
-	watched      chan struct{}
+	cancel context.CancelFunc
+	// since is when the handler under way began, and req its context
+	// when it has one of its own (a single request); watching is set once
+	// the watcher looks for the client going away during it, and watched
+	// says that the watcher has stopped. All under fastServer.mu.
+	since    time.Time
+	req      *reqCtx
+	watching bool
+	watched  chan struct{}
 }
 
 // watchAfter is how long a request runs before its connection is watched
@@ -177,9 +176,8 @@ func (s *fastServer) watchLong(now time.Time) (busy bool) {
 			c.watching = true
 			go c.watchClient()
 		}
-		if c.inCall && !c.expired && !now.Before(c.until) {
-			c.expired = true
-			c.cancel(context.DeadlineExceeded)
+		if c.inCall && c.req != nil && !now.Before(c.req.until) {
+			c.req.end(context.DeadlineExceeded)
 		}
 	}
 	s.watching = busy
@@ -193,7 +191,7 @@ func (c *fastConn) watchClient() {
 	defer func() { c.watched <- struct{}{} }()
 	if _, err := c.br.Peek(1); err != nil {
 		if ne, ok := errors.AsType[net.Error](err); !ok || !ne.Timeout() {
-			c.cancel(nil)
+			c.cancel()
 		}
 	}
 }
@@ -204,7 +202,7 @@ func (c *fastConn) watchClient() {
 func (s *fastServer) unwatch(c *fastConn) (stopping bool) {
 	s.mu.Lock()
 	watching := c.watching
-	c.inCall, c.watching = false, false
+	c.inCall, c.watching, c.req = false, false, nil
 	stopping = s.draining
 	s.mu.Unlock()
 	if watching {
@@ -232,8 +230,8 @@ func (s *fastServer) serveConn(c *fastConn) {
 	c.sr = newSockReader(c.nc)
 	c.br = bufio.NewReaderSize(c.sr, fastReadBuf)
 	c.watched = make(chan struct{}, 1)
-	c.ctx, c.cancel = context.WithCancelCause(s.ctx)
-	defer c.cancel(nil)
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	defer c.cancel()
 	first := true
 	for {
 		// Between requests: the idle timeout (the header timeout before
@@ -279,11 +277,23 @@ func (s *fastServer) serveConn(c *fastConn) {
 		}
 		// The write timeout runs from here, the handler included, as in
 		// net/http; the deadline itself is set only if the write waits.
-		began := s.call(c)
+		// A single request gets a context of its own, bounded without a
+		// timer (reqCtx); a batch the connection's, and the Mux bounds
+		// each of its requests with a timer of its own.
+		var req *reqCtx
+		ctx := c.ctx
+		if !isBatch(body) {
+			req = &reqCtx{parent: c.ctx}
+			ctx = req
+		}
+		began := s.call(c, req)
 		writeBy := began.Add(s.cfg.WriteTimeout)
-		reply := s.srv.ServeMessage(&handlerCtx{Context: c.ctx, until: c.until}, body, c.peer)
-		// A handler ended at its bound (or whose client went away) leaves
-		// the connection's context ended: its answer is the last.
+		reply := s.srv.ServeMessage(ctx, body, c.peer)
+		if req != nil {
+			req.end(context.Canceled) // as the Mux's timer context ended when its handler returned
+		}
+		// A client gone during the handler leaves the connection's
+		// context ended: the answer, if it can be sent, is the last.
 		last := s.unwatch(c) || head.close || c.ctx.Err() != nil
 		if !s.writeResponse(c, reply, last, writeBy) || last || !s.end(c) {
 			return
@@ -311,12 +321,27 @@ func (s *fastServer) begin(c *fastConn) bool {
 
 // call marks c in its handler, which the watcher may watch from then on,
 // and returns the time.
-func (s *fastServer) call(c *fastConn) time.Time {
+func (s *fastServer) call(c *fastConn, req *reqCtx) time.Time {
 	now := time.Now()
+	if req != nil {
+		req.until = now.Add(s.bound())
+	}
 	s.mu.Lock()
-	c.inCall, c.since, c.until = true, now, now.Add(s.bound())
+	c.inCall, c.since, c.req = true, now, req
 	s.mu.Unlock()
 	return now
+}
+
+// isBatch reports whether body is a JSON array: a batch.
+func isBatch(body []byte) bool {
+	for _, c := range body {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '['
+	}
+	return false
 }
 
 // bound is how long a handler may run: the write timeout (its answer
@@ -331,26 +356,6 @@ func (s *fastServer) bound() time.Duration {
 		}
 	}
 	return d
-}
-
-// handlerCtx is a request's context on the fast path: the connection's,
-// with the request's bound as its deadline. The watcher ends it at the
-// bound (to within watchAfter), instead of a timer per request.
-type handlerCtx struct {
-	context.Context
-	until time.Time
-}
-
-func (h *handlerCtx) Deadline() (time.Time, bool) { return h.until, true }
-
-// Err is context.DeadlineExceeded once the watcher ended the request at
-// its bound, as a context with a timer would say.
-func (h *handlerCtx) Err() error {
-	err := h.Context.Err()
-	if err != nil && context.Cause(h.Context) == context.DeadlineExceeded {
-		return context.DeadlineExceeded
-	}
-	return err
 }
 
 // end marks c idle, and reports whether it may carry another request.

@@ -1,0 +1,85 @@
+package httprpc_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
+)
+
+// boundMux bounds its handlers at 50 ms: "slow" runs until its context
+// ends; "work" answers at once unless its context has ended; "child"
+// waits on a child context with a later deadline and answers with how it
+// ended.
+func boundMux() *transport.Mux {
+	m := transport.NewMux(nil)
+	m.SetHandlerTimeout(50 * time.Millisecond)
+	m.HandleFunc("slow", func(ctx context.Context, _ *transport.Request) (any, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	m.HandleFunc("work", func(ctx context.Context, _ *transport.Request) (any, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return map[string]string{"status": "done"}, nil
+	})
+	m.HandleFunc("child", func(ctx context.Context, _ *transport.Request) (any, error) {
+		child, cancel := context.WithTimeout(ctx, time.Hour)
+		defer cancel()
+		fired := make(chan struct{})
+		context.AfterFunc(ctx, func() { close(fired) })
+		<-child.Done()
+		<-fired
+		return map[string]string{"child_err": child.Err().Error(), "cause": context.Cause(ctx).Error()}, nil
+	})
+	return m
+}
+
+func bodyOf(resp string) string {
+	_, body, _ := strings.Cut(resp, "\r\n\r\n")
+	return strings.TrimSpace(body)
+}
+
+// TestBoundsAsTheMuxTimer: the fast path's bounds give the answers the
+// Mux's own timers give (in memory, and on the net/http path): each
+// request of a batch bounded on its own, and a context derived from a
+// request's ending as the request's did.
+func TestBoundsAsTheMuxTimer(t *testing.T) {
+	m := boundMux()
+	l, _ := startServer(t, m, httprpc.ServerConfig{})
+	for _, body := range []string{
+		`[{"jsonrpc":"2.0","method":"slow","id":1},{"jsonrpc":"2.0","method":"work","id":2}]`,
+		`{"jsonrpc":"2.0","method":"child","id":1}`,
+	} {
+		is := is.New(t)
+		want := string(m.ServeMessage(context.Background(), []byte(body), transport.Peer{}))
+		is.True(strings.Contains(want, `"status":"done"`) || strings.Contains(want, `"child_err":"context deadline exceeded"`))
+		is.Equal(bodyOf(rawExchange(t, l, chunked(body, "Connection: close\r\n"))), want) // net/http's path
+		is.Equal(bodyOf(rawExchange(t, l, post(body, "Connection: close\r\n"))), want)    // the fast path
+	}
+}
+
+// TestRequestContextEndsWithItsHandler: a request's context kept past its
+// handler's return has ended, as the Mux's timer context had.
+func TestRequestContextEndsWithItsHandler(t *testing.T) {
+	is := is.New(t)
+	kept := make(chan context.Context, 1)
+	m := transport.NewMux(nil)
+	m.HandleFunc("keep", func(ctx context.Context, _ *transport.Request) (any, error) {
+		kept <- ctx
+		return nil, nil
+	})
+	l, _ := startServer(t, m, httprpc.ServerConfig{})
+	hc := httprpc.NewClient(httprpc.ClientConfig{})
+	defer hc.CloseIdleConnections()
+	is.NoErr(transport.NewClient(hc, time.Second).Call(context.Background(), l.Endpoint(), "keep", nil, nil))
+	ctx := <-kept
+	is.Equal(ctx.Err(), context.Canceled) // ended when its handler returned
+	<-ctx.Done()
+}
