@@ -266,6 +266,13 @@ func DecodeRequests(body []byte) (items []Incoming, batch bool) {
 	return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: not JSON"))}, false
 }
 
+// IsBatch reports whether body is a batch as DecodeRequests reads it: a
+// JSON array after JSON's whitespace.
+func IsBatch(body []byte) bool {
+	b := trimJSONSpace(body)
+	return len(b) > 0 && b[0] == '['
+}
+
 // decodeBatchFull is DecodeRequests for a body that begins as an array,
 // checked by json before its elements are decoded.
 func decodeBatchFull(body []byte) (items []Incoming, batch bool) {

@@ -124,10 +124,7 @@ func (c *Client) RoundTrip(ctx context.Context, endpoint string, body []byte) ([
 // (BatchHeader). Only http:// endpoints, on the client's own exchanges,
 // are asked; through net/http (https://) nothing is sent as a batch.
 func (c *Client) BatchesInOrder(endpoint string) bool {
-	c.pool.mu.Lock()
-	t := c.pool.targets[endpoint]
-	c.pool.mu.Unlock()
-	return t != nil && fastPath && c.pool.batchesInOrder(t)
+	return fastPath && c.pool.batchesInOrder(endpoint)
 }
 
 // ReturnsBody implements transport.BodyLender: the client's own exchanges

@@ -132,12 +132,13 @@ func (p *pool) learn(addr string, inOrder bool) {
 	}
 }
 
-// batchesInOrder reports what the last connection dialed to t's address
-// said of batches.
-func (p *pool) batchesInOrder(t *target) bool {
+// batchesInOrder reports what the last connection dialed to endpoint's
+// address said of batches; false for an endpoint never called.
+func (p *pool) batchesInOrder(endpoint string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.inOrder[t.addr]
+	t := p.targets[endpoint]
+	return t != nil && p.inOrder[t.addr]
 }
 
 // target returns the parsed endpoint, parsed once per endpoint.
@@ -364,12 +365,9 @@ type response struct {
 	inOrder   bool // BatchHeader: BatchInOrder
 }
 
-// readResponse reads the response on pc; on a fresh connection it notes
-// whether the server said that it serves batches in order.
+// readResponse reads the response on pc, noting whether the server said
+// that it serves batches in order (which fast heeds on a fresh connection).
 func (pc *pconn) readResponse(limit int64) (status int, data []byte, keep bool, err error) {
-	if !pc.fresh {
-		return readResponse(pc.br, limit)
-	}
 	return readResponseOf(pc.br, limit, &pc.inOrder)
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 )
 
@@ -282,7 +283,7 @@ func (s *fastServer) serveConn(c *fastConn) {
 		// each of its requests with a timer of its own.
 		var req *reqCtx
 		ctx := c.ctx
-		if !isBatch(body) {
+		if !protocol.IsBatch(body) {
 			req = &reqCtx{parent: c.ctx}
 			ctx = req
 		}
@@ -330,18 +331,6 @@ func (s *fastServer) call(c *fastConn, req *reqCtx) time.Time {
 	c.inCall, c.since, c.req = true, now, req
 	s.mu.Unlock()
 	return now
-}
-
-// isBatch reports whether body is a JSON array: a batch.
-func isBatch(body []byte) bool {
-	for _, c := range body {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		}
-		return c == '['
-	}
-	return false
 }
 
 // bound is how long a handler may run: the write timeout (its answer
