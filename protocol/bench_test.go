@@ -63,3 +63,32 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeReply: a JSON-RPC response as a caller reads it, with its
+// result decoded into the reply (DecodeResponseInto), for the replies of a
+// match.
+func BenchmarkDecodeReply(b *testing.B) {
+	env := protocol.Envelope{Protocol: protocol.Version, Sender: "player:P01", Timestamp: "2026-11-21T05:29:41Z",
+		ConversationID: "conv-R1M1-invite", LeagueID: "league_2025_even_odd", AuthToken: "2dfe77ce5bf3fdc0d5c0e169efecbc10"}
+	for _, m := range []protocol.Message{
+		&protocol.ChooseParityResponse{Envelope: env, MatchID: "R1M1", PlayerID: "P01", ParityChoice: protocol.Even},
+		&protocol.GameJoinAck{Envelope: env, MatchID: "R1M1", PlayerID: "P01", ArrivalTimestamp: env.Timestamp, Accept: new(true)},
+	} {
+		m.Env().MessageType = m.Type()
+		result, err := json.Marshal(m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body := protocol.AppendResult(nil, []byte("17"), result)
+		b.Run(string(m.Type()), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				reply := protocol.New(m.Type())
+				if _, decoded, err := protocol.DecodeResponseInto(body, reply); err != nil || !decoded {
+					b.Fatal(decoded, err)
+				}
+			}
+		})
+	}
+}

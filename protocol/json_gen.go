@@ -254,6 +254,348 @@ func decodeAtGenerated(s *scanner, v any) bool {
 	return false
 }
 
+// decodeAtThen decodes the value next in s into v, as decodeAtGenerated,
+// and then has then read what follows it. v is put back as it was unless
+// both succeed; false, with s as it was, for a v not listed or nil.
+func decodeAtThen(s *scanner, v any, then func() bool) bool {
+	switch v := v.(type) {
+	case *Ack:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *Champion:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *ChooseParityCall:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *ChooseParityResponse:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *Envelope:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *GameError:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *GameInvitation:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *GameJoinAck:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *GameOver:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *GameResult:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *LeagueCompleted:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *LeagueError:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *LeagueQuery:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *LeagueQueryResponse:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *LeagueRegisterRequest:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *LeagueRegisterResponse:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *LeagueStandingsUpdate:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *MatchRef:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *MatchResult:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *MatchResultReport:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *MatchResultReportAck:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *ParityContext:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *PlayerMeta:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *QueryParams:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *RefereeMeta:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *RefereeRegisterRequest:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *RefereeRegisterResponse:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *ResultDetails:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *RetryInfo:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *RoundAnnouncement:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *RoundCompleted:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *RoundSummary:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *StandingRow:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *StartMatch:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *StartMatchAck:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *TechnicalLoss:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	case *YourStandings:
+		if v == nil {
+			return false
+		}
+		saved := *v
+		if v.decodeFast(s) && !s.bad && then() {
+			return true
+		}
+		*v = saved
+	}
+	return false
+}
+
 // shallowCopy returns a copy of message m's top level (its fields; what
 // they point to is shared), or nil for a type not listed.
 func shallowCopy(m Message) Message {
@@ -420,7 +762,7 @@ func (v *Ack) decodeFast(s *scanner) bool {
 			seen |= 1 << 7
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -498,7 +840,7 @@ func (v *Champion) decodeFast(s *scanner) bool {
 			seen |= 1 << 2
 			v.Points = int(s.goInt())
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -662,7 +1004,7 @@ func (v *ChooseParityCall) decodeFast(s *scanner) bool {
 			seen |= 1 << 11
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -789,7 +1131,7 @@ func (v *ChooseParityResponse) decodeFast(s *scanner) bool {
 			seen |= 1 << 9
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -923,7 +1265,7 @@ func (v *Envelope) decodeFast(s *scanner) bool {
 			seen |= 1 << 6
 			v.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -1126,7 +1468,7 @@ func (v *GameError) decodeFast(s *scanner) bool {
 			seen |= 1 << 14
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -1283,7 +1625,7 @@ func (v *GameInvitation) decodeFast(s *scanner) bool {
 			seen |= 1 << 12
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -1444,7 +1786,7 @@ func (v *GameJoinAck) decodeFast(s *scanner) bool {
 			seen |= 1 << 11
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -1684,7 +2026,7 @@ func (v *GameOver) decodeFast(s *scanner) bool {
 			seen |= 1 << 15
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -1874,7 +2216,7 @@ func (v *GameResult) decodeFast(s *scanner) bool {
 			seen |= 1 << 8
 			v.Reason = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -2045,7 +2387,7 @@ func (v *LeagueCompleted) decodeFast(s *scanner) bool {
 			seen |= 1 << 10
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -2201,7 +2543,7 @@ func (v *LeagueError) decodeFast(s *scanner) bool {
 			seen |= 1 << 11
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -2331,7 +2673,7 @@ func (v *LeagueQuery) decodeFast(s *scanner) bool {
 			seen |= 1 << 8
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -2460,7 +2802,7 @@ func (v *LeagueQueryResponse) decodeFast(s *scanner) bool {
 			seen |= 1 << 10
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -2578,7 +2920,7 @@ func (v *LeagueRegisterRequest) decodeFast(s *scanner) bool {
 			seen |= 1 << 7
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -2717,7 +3059,7 @@ func (v *LeagueRegisterResponse) decodeFast(s *scanner) bool {
 			seen |= 1 << 9
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -2857,7 +3199,7 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 			seen |= 1 << 8
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -2957,7 +3299,7 @@ func (v *MatchRef) decodeFast(s *scanner) bool {
 			seen |= 1 << 4
 			v.RefereeEndpoint = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -3103,7 +3445,7 @@ func (v *MatchResult) decodeFast(s *scanner) bool {
 				}
 			}
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -3251,7 +3593,7 @@ func (v *MatchResultReport) decodeFast(s *scanner) bool {
 			seen |= 1 << 10
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -3380,7 +3722,7 @@ func (v *MatchResultReportAck) decodeFast(s *scanner) bool {
 			seen |= 1 << 9
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -3473,7 +3815,7 @@ func (v *ParityContext) decodeFast(s *scanner) bool {
 				}
 			}
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -3611,7 +3953,7 @@ func (v *PlayerMeta) decodeFast(s *scanner) bool {
 			seen |= 1 << 5
 			v.ContactEndpoint = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -3673,7 +4015,7 @@ func (v *QueryParams) decodeFast(s *scanner) bool {
 			seen |= 1 << 0
 			v.PlayerID = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -3793,7 +4135,7 @@ func (v *RefereeMeta) decodeFast(s *scanner) bool {
 			seen |= 1 << 4
 			v.MaxConcurrentMatches = int(s.goInt())
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -3911,7 +4253,7 @@ func (v *RefereeRegisterRequest) decodeFast(s *scanner) bool {
 			seen |= 1 << 7
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -4050,7 +4392,7 @@ func (v *RefereeRegisterResponse) decodeFast(s *scanner) bool {
 			seen |= 1 << 9
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -4212,7 +4554,7 @@ func (v *ResultDetails) decodeFast(s *scanner) bool {
 				v.TechnicalLosses = a0
 			}
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -4312,7 +4654,7 @@ func (v *RetryInfo) decodeFast(s *scanner) bool {
 				v.TotalDelaySec = p0
 			}
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -4452,7 +4794,7 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 			seen |= 1 << 8
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -4608,7 +4950,7 @@ func (v *RoundCompleted) decodeFast(s *scanner) bool {
 			seen |= 1 << 10
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -4690,7 +5032,7 @@ func (v *RoundSummary) decodeFast(s *scanner) bool {
 			seen |= 1 << 3
 			v.TechnicalLosses = int(s.goInt())
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -4830,7 +5172,7 @@ func (v *StandingRow) decodeFast(s *scanner) bool {
 			seen |= 1 << 9
 			v.Points = int(s.goInt())
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -5085,7 +5427,7 @@ func (v *StartMatch) decodeFast(s *scanner) bool {
 			seen |= 1 << 19
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -5214,7 +5556,7 @@ func (v *StartMatchAck) decodeFast(s *scanner) bool {
 			seen |= 1 << 9
 			v.Envelope.AuthToken = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -5306,7 +5648,7 @@ func (v *TechnicalLoss) decodeFast(s *scanner) bool {
 			seen |= 1 << 3
 			v.Reason = s.string()
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}
@@ -5380,7 +5722,7 @@ func (v *YourStandings) decodeFast(s *scanner) bool {
 			seen |= 1 << 2
 			v.Draws = int(s.goInt())
 		default:
-			if !other.add(name) || !s.skip() {
+			if !other.add(name) || s.declines(name) || !s.skip() {
 				return false
 			}
 		}

@@ -38,6 +38,17 @@ type scanner struct {
 	lenient bool
 	// nest is the deepest nesting skimmed has found.
 	nest int
+	// mcp is the depth of the object, a response's result, whose members
+	// named content or structuredContent make a generated decoder decline
+	// it: readResponse may unwrap it as an MCP result. 0 for none.
+	mcp int
+}
+
+// declines reports whether the member called name, which the struct being
+// decoded does not have, makes its decoder decline the object: a member of
+// an MCP result, at the depth s.mcp.
+func (s *scanner) declines(name []byte) bool {
+	return s.mcp == s.depth && (string(name) == "content" || string(name) == "structuredContent")
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

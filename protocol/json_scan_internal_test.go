@@ -264,6 +264,19 @@ func TestSkimmedMembers(t *testing.T) {
 		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1"},"error":{"code":-32000,"message":"x"},"id":7}`),
 		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1"]},"id":7}`),
 		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1\\"},"id":7}`),
+		// A result decoded where it stands: what comes around and after it.
+		[]byte(`{"id":7,"error":null,"result":{"match_id":"R1M1"},"jsonrpc":"2.0"}`),
+		[]byte(`{"jsonrpc":"2.0","error":{"code":-32000,"message":"x"},"result":{"match_id":"R1M1"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1"},"error":null,"error":"late","id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1"},"id":7,"id":8} x`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1"},"id":7,"x":{"a":1,"a":2}}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1"},"id":7,"x":[}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1","x":{"content":[{"type":"text","text":"{}"}]}},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1","x":"content"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"match_id":"R1M1","content":"x"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"structuredContent":{"match_id":"R1M1"},"x":"content"},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"structuredContent":{"match_id":"R1M1"}},"id":7}`),
+		[]byte(`{"jsonrpc":"2.0","result":{"Content":[{"type":"text","text":"{}"}]},"id":7}`),
 	}
 	bodies = append(bodies, interopLines(t)...)
 	decoded := 0
@@ -276,6 +289,37 @@ func TestSkimmedMembers(t *testing.T) {
 	}
 	if decoded == 0 {
 		t.Fatal("no request had its params decoded while it was read")
+	}
+}
+
+// TestResultDecodedWhereItStands: a reply is decoded in the pass over
+// the response wherever its result stands among the members, and an MCP
+// result, a second result or an error leave it to the other path.
+func TestResultDecodedWhereItStands(t *testing.T) {
+	for _, c := range []struct {
+		body    string
+		decoded bool
+	}{
+		{`{"jsonrpc":"2.0","result":{"match_id":"R1M1","parity_choice":"odd"},"id":7}`, true},
+		{`{"id":7,"jsonrpc":"2.0","result":{"parity_choice":"odd","match_id":"R1M1"}}`, true},
+		{` {"error":null,"result":{"match_id":"R1M1","parity_choice":"odd","x":{"content":1}},"error":null,"id":7} `, true},
+		{`{"jsonrpc":"2.0","result":{"match_id":"R1M1","parity_choice":"odd","content":null},"id":7}`, false},
+		{`{"jsonrpc":"2.0","result":{"match_id":"R1M1","parity_choice":"odd","structuredContent":{}},"id":7}`, true}, // by the other path: no "content", not MCP
+		{`{"jsonrpc":"2.0","result":{"match_id":"R1M1","parity_choice":"odd"},"result":{"match_id":"R1M2"},"id":7}`, false},
+		{`{"jsonrpc":"2.0","result":{"match_id":"R1M1","parity_choice":"odd"},"error":{"code":1,"message":"x"},"id":7}`, false},
+		{`{"jsonrpc":"2.0","result":{"match_id":"R\u00311M1","parity_choice":"odd"},"id":7}`, false},
+	} {
+		var reply ChooseParityResponse
+		r, decoded, err := DecodeResponseInto([]byte(c.body), &reply)
+		if err != nil || decoded != c.decoded {
+			t.Fatalf("%s: decoded %v, %v; want decoded %v", c.body, decoded, err, c.decoded)
+		}
+		if decoded && (reply.MatchID != "R1M1" || reply.ParityChoice != "odd" || string(r.ID) != "7" || r.Result.Kind() != '{') {
+			t.Fatalf("%s: %+v, %+v", c.body, reply, r)
+		}
+		if !decoded && reply != (ChooseParityResponse{}) {
+			t.Fatalf("%s: a reply not decoded was changed: %+v", c.body, reply)
+		}
 	}
 }
 

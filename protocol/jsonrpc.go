@@ -582,7 +582,7 @@ func AppendError(dst []byte, id jsontext.Value, e *RPCError) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","error":{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
-	dst, _ = jsontext.AppendQuote(dst, e.Message)
+	dst, _ = appendString(dst, e.Message)
 	if len(e.Data) > 0 {
 		dst = append(dst, `,"data":`...)
 		dst = append(dst, e.Data...)
@@ -596,7 +596,7 @@ func AppendError(dst []byte, id jsontext.Value, e *RPCError) []byte {
 // params are left out.
 func AppendRequest(dst []byte, id jsontext.Value, method string, params jsontext.Value) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
-	dst, _ = jsontext.AppendQuote(dst, method)
+	dst, _ = appendString(dst, method) // as jsontext.AppendQuote, without its cost for a plain name
 	if params != nil {
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, params...)
@@ -685,11 +685,20 @@ func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err e
 	if len(body) == 0 || body[0] != '{' {
 		return Response{}, false, errors.New("response is not a JSON-RPC object")
 	}
-	// For a reply to decode into, the result is only skimmed and then
-	// checked in full: by the reply's decoder when it takes it, else by
-	// checkLenient. Without one it is read and checked in one pass.
-	// Anything invalid goes to json, which gives the error.
 	var m [3]jsontext.Value
+	if reply != nil {
+		// The usual reply, a result object and no error, is decoded into
+		// reply where it stands in the one pass over the response.
+		s := scanner{b: body, lenient: true}
+		if s.objectStart() && s.responseInto(&m, reply, 0) {
+			return Response{ID: m[2], Result: m[0]}, true, nil
+		}
+		m = [3]jsontext.Value{}
+	}
+	// Otherwise, for a reply to decode into, the result is only skimmed
+	// and then checked in full: by the reply's decoder when it takes it,
+	// else by checkLenient. Without one it is read and checked in one pass.
+	// Anything invalid goes to json, which gives the error.
 	skim := -1
 	if reply != nil {
 		skim = 0
@@ -708,6 +717,49 @@ func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err e
 	}
 	r, err = readResponse(m)
 	return r, false, err
+}
+
+// responseInto reads the members of a response object from the n-th on,
+// as readMembersFast reads them (of a member given twice, the last counts),
+// except that its result is decoded into reply where it stands by the
+// generated decoder. It reports true only when the result was decoded so,
+// there is no error (or a null one), no MCP result (see scanner.declines)
+// and nothing after the object: what DecodeResponseInto's other path
+// would have decoded into reply. Otherwise reply is as it was, and the
+// caller reads the response again by that path.
+func (s *scanner) responseInto(m *[3]jsontext.Value, reply any, n int) bool {
+	for ; ; n++ {
+		name, ok := s.member(n)
+		if !ok {
+			return !s.bad && m[0] != nil && s.end()
+		}
+		switch responseMember(name) {
+		case 0:
+			if m[0] != nil || reply == nil || s.peek() != '{' {
+				return false // a second result, or one not for reply
+			}
+			start, next := s.i, n+1
+			s.lenient, s.mcp = false, s.depth+1
+			return decodeAtThen(s, reply, func() bool {
+				m[0] = s.b[start:s.i]
+				s.lenient, s.mcp = true, 0
+				return s.responseInto(m, nil, next)
+			})
+		case 1:
+			if m[1] = s.raw(); m[1] != nil && string(m[1]) != "null" {
+				return false
+			}
+		case 2:
+			m[2] = s.raw()
+		default:
+			if !s.skip() {
+				return false
+			}
+		}
+		if s.bad {
+			return false
+		}
+	}
 }
 
 // DecodeResponses reads the reply to a batch: an array of responses, each

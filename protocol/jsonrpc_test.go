@@ -111,6 +111,14 @@ func TestAppendResponses(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"ping","id":3}`)
 	is.Equal(string(protocol.AppendRequest(nil, nil, "notify_round", jsontext.Value(`{}`))),
 		`{"jsonrpc":"2.0","method":"notify_round","params":{}}`)
+	// A method or message that is not plain ASCII is quoted as
+	// jsontext.AppendQuote quotes it, invalid UTF-8 included.
+	for _, s := range []string{"ping", "a\"b", `a\b`, "tab\there", "\x7f", "é", "\xff\xfe", "<&>", ""} {
+		want, _ := jsontext.AppendQuote(nil, s)
+		is.Equal(string(protocol.AppendRequest(nil, nil, s, nil)), `{"jsonrpc":"2.0","method":`+string(want)+`}`)
+		is.Equal(string(protocol.AppendError(nil, nil, protocol.NewRPCError(1, s))),
+			`{"jsonrpc":"2.0","error":{"code":1,"message":`+string(want)+`},"id":null}`)
+	}
 }
 
 func TestToRPCError(t *testing.T) {

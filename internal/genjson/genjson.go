@@ -67,6 +67,12 @@ import (
 		fmt.Fprintf(&b, "\tcase *%s:\n\t\treturn v.decodeFast(s)\n", f.name)
 	}
 	b.WriteString("\t}\n\treturn false\n}\n\n")
+	b.WriteString("// decodeAtThen decodes the value next in s into v, as decodeAtGenerated,\n// and then has then read what follows it. v is put back as it was unless\n// both succeed; false, with s as it was, for a v not listed or nil.\n")
+	b.WriteString("func decodeAtThen(s *scanner, v any, then func() bool) bool {\n\tswitch v := v.(type) {\n")
+	for _, f := range g.funcs {
+		fmt.Fprintf(&b, "\tcase *%s:\n\t\tif v == nil {\n\t\t\treturn false\n\t\t}\n\t\tsaved := *v\n\t\tif v.decodeFast(s) && !s.bad && then() {\n\t\t\treturn true\n\t\t}\n\t\t*v = saved\n", f.name)
+	}
+	b.WriteString("\t}\n\treturn false\n}\n\n")
 	b.WriteString("// shallowCopy returns a copy of message m's top level (its fields; what\n// they point to is shared), or nil for a type not listed.\n")
 	b.WriteString("func shallowCopy(m Message) Message {\n\tswitch v := m.(type) {\n")
 	for _, t := range roots[1:] {
@@ -387,6 +393,10 @@ func (g *gen) decoder(b *strings.Builder, t reflect.Type) {
 	}
 	b.WriteString("\tvar seen uint64\n\tvar other names\n\tfor n := 0; ; n++ {\n\t\tname, ok := s.member(n)\n\t\tif !ok {\n\t\t\treturn !s.bad\n\t\t}\n\t\tswitch string(name) {\n")
 	for i, m := range ms {
+		if m.name == "content" || m.name == "structuredContent" {
+			// scanner.declines tells an MCP result by these names.
+			panic(t.Name() + ": a member named " + m.name)
+		}
 		quoted, err := json.Marshal(m.name)
 		if err != nil {
 			panic(err)
@@ -400,7 +410,7 @@ func (g *gen) decoder(b *strings.Builder, t reflect.Type) {
 		fmt.Fprintf(b, "\t\tcase %s:\n\t\t\tif seen&(1<<%d) != 0 {\n\t\t\t\treturn false\n\t\t\t}\n\t\t\tseen |= 1 << %d\n", quoted, i, i)
 		b.WriteString(value.String())
 	}
-	b.WriteString("\t\tdefault:\n\t\t\tif !other.add(name) || !s.skip() {\n\t\t\t\treturn false\n\t\t\t}\n\t\t}\n\t\tif s.bad {\n\t\t\treturn false\n\t\t}\n\t}\n}\n\n")
+	b.WriteString("\t\tdefault:\n\t\t\tif !other.add(name) || s.declines(name) || !s.skip() {\n\t\t\t\treturn false\n\t\t\t}\n\t\t}\n\t\tif s.bad {\n\t\t\treturn false\n\t\t}\n\t}\n}\n\n")
 }
 
 // decodeValue writes the decoding of the next value into x, of type t.
