@@ -130,6 +130,9 @@ func (v *validator) timestamp(field, s string) {
 	if s == "" {
 		return
 	}
+	if _, _, ok := plainTimestamp(s); ok {
+		return
+	}
 	if _, err := ParseTimestamp(s); err != nil {
 		v.add(ErrInvalidMessageFormat, field, err.Error())
 	}
@@ -363,6 +366,9 @@ func (s *Stamper) Format(t time.Time) string {
 // ParseTimestamp parses an ISO-8601 timestamp that must be in UTC: "Z" or
 // "+00:00", with or without fractional seconds.
 func ParseTimestamp(s string) (time.Time, error) {
+	if date, clock, ok := plainTimestamp(s); ok {
+		return time.Date(date[0], time.Month(date[1]), date[2], clock[0], clock[1], clock[2], 0, time.UTC), nil
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil || len(s) < len("2006-01-02T15:04:05Z") || s[10] != 'T' {
 		return time.Time{}, fmt.Errorf("must be an ISO-8601 UTC timestamp such as 2025-01-15T10:30:00Z, got %q", clip(s))
@@ -371,6 +377,46 @@ func ParseTimestamp(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf(`must be in UTC ("Z" or "+00:00"), got %q`, clip(s))
 	}
 	return t.UTC(), nil
+}
+
+// plainTimestamp reads a timestamp of the form every message of a league
+// carries, 2006-01-02T15:04:05Z, that time.Parse accepts (a real date, a
+// time of day within range), without time.Parse: year, month and day, and
+// hour, minute and second. Every other form is left to time.Parse.
+func plainTimestamp(s string) (date, clock [3]int, ok bool) {
+	if len(s) != len("2006-01-02T15:04:05Z") || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
+		s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
+		return date, clock, false
+	}
+	two := func(i int) int {
+		a, b := s[i]-'0', s[i+1]-'0'
+		if a > 9 || b > 9 { // bytes below '0' wrap around
+			ok = false
+		}
+		return int(a)*10 + int(b)
+	}
+	ok = true
+	date = [3]int{two(0)*100 + two(2), two(5), two(8)}
+	clock = [3]int{two(11), two(14), two(17)}
+	if !ok || date[1] < 1 || date[1] > 12 || date[2] < 1 || date[2] > daysIn(date[1], date[0]) ||
+		clock[0] > 23 || clock[1] > 59 || clock[2] > 59 {
+		return date, clock, false
+	}
+	return date, clock, true
+}
+
+// daysIn is the number of days of month (1-12) in year.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // CheckEndpoint reports why s cannot be an agent's contact endpoint: it must

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // endpointByParse is CheckEndpoint's decision by url.Parse alone.
@@ -83,4 +84,31 @@ func TestShallowCopy(t *testing.T) {
 			t.Fatalf("%s: the copy shares its envelope", mt)
 		}
 	}
+}
+
+// FuzzPlainTimestamp: the timestamps read without time.Parse are exactly
+// those of their form that time.Parse accepts, read as it reads them.
+func FuzzPlainTimestamp(f *testing.F) {
+	for _, s := range []string{"2025-01-15T10:30:00Z", "2024-02-29T23:59:59Z", "2023-02-29T00:00:00Z", "2100-02-29T00:00:00Z",
+		"2000-02-29T00:00:00Z", "0000-01-01T00:00:00Z", "2025-04-31T00:00:00Z", "2025-13-01T00:00:00Z", "2025-00-10T00:00:00Z",
+		"2025-01-00T00:00:00Z", "2025-01-15T24:00:00Z", "2025-01-15T10:60:00Z", "2025-01-15T10:30:60Z", "2025-01-15t10:30:00Z",
+		"2025-01-15T10:30:00z", "2025-01-15T10:30:0/Z", "2025-01-15T10:30:0:Z", "2025-01-15T10:30:00.5Z", "2025-01-15T10:30:00+00:00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		date, clock, ok := plainTimestamp(s)
+		ref, err := time.Parse(time.RFC3339Nano, s)
+		form := len(s) == 20 && s[19] == 'Z' && s[10] == 'T'
+		if ok != (err == nil && form) {
+			t.Fatalf("%q: plainTimestamp %v, time.Parse %v", s, ok, err)
+		}
+		if !ok {
+			return
+		}
+		got, err := ParseTimestamp(s)
+		if err != nil || got != ref.UTC() ||
+			got != time.Date(date[0], time.Month(date[1]), date[2], clock[0], clock[1], clock[2], 0, time.UTC) {
+			t.Fatalf("%q: ParseTimestamp %v (%v), time.Parse %v", s, got, err, ref.UTC())
+		}
+	})
 }

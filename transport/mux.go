@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -28,6 +29,11 @@ type Mux struct {
 	logger  *slog.Logger
 	timeout time.Duration
 	limits  *limiters
+	// born and horizon spare most requests a read of the clock: a
+	// deadline no later than born+horizon is within timeout of now,
+	// because horizon is a past now-born plus timeout (see beyond).
+	born    time.Time
+	horizon atomic.Int64
 }
 
 // DefaultHandlerTimeout bounds a handler when the request's own context
@@ -44,12 +50,30 @@ func NewMux(logger *slog.Logger) *Mux {
 		byTool:  map[string]Handler{},
 		logger:  logger,
 		timeout: DefaultHandlerTimeout,
+		born:    time.Now(),
 	}
 }
 
 // SetHandlerTimeout bounds how long one handler may run (0: no bound but
 // the caller's). A caller that never gives up cannot hold a handler forever.
-func (m *Mux) SetHandlerTimeout(d time.Duration) { m.timeout = d }
+func (m *Mux) SetHandlerTimeout(d time.Duration) {
+	m.timeout = d
+	m.horizon.Store(0)
+}
+
+// beyond reports whether deadline dl is more than the handler timeout
+// from now, as time.Until(dl) > m.timeout, reading the clock only for a
+// deadline past the horizon (the latest now read plus the timeout).
+func (m *Mux) beyond(dl time.Time) bool {
+	if dl.Sub(m.born) <= time.Duration(m.horizon.Load()) {
+		return false
+	}
+	h := time.Since(m.born) + m.timeout
+	if old := m.horizon.Load(); int64(h) > old {
+		m.horizon.CompareAndSwap(old, int64(h))
+	}
+	return dl.Sub(m.born) > h
+}
 
 // Handle registers h for method: a message type or any of its aliases
 // (which all then reach h), or the name of a tool that is not a league
@@ -193,7 +217,7 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, sh
 	if debugLog {
 		start = time.Now()
 	}
-	if dl, ok := ctx.Deadline(); m.timeout > 0 && (!ok || time.Until(dl) > m.timeout) {
+	if dl, ok := ctx.Deadline(); m.timeout > 0 && (!ok || m.beyond(dl)) {
 		// Only a bound sooner than the caller's costs a timer.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, m.timeout)
