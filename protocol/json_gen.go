@@ -2329,6 +2329,7 @@ func (v *LeagueCompleted) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				a0 := []StandingRow{}
+				outer := s.arrayStrings()
 				for i := 0; s.elem(i); i++ {
 					at := s.i
 					a0 = append(a0, StandingRow{})
@@ -2342,6 +2343,7 @@ func (v *LeagueCompleted) decodeFast(s *scanner) bool {
 						return false
 					}
 				}
+				s.arr = outer
 				v.FinalStandings = a0
 			}
 		case "protocol":
@@ -3141,6 +3143,7 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				a0 := []StandingRow{}
+				outer := s.arrayStrings()
 				for i := 0; s.elem(i); i++ {
 					at := s.i
 					a0 = append(a0, StandingRow{})
@@ -3154,6 +3157,7 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 						return false
 					}
 				}
+				s.arr = outer
 				v.Standings = a0
 			}
 		case "protocol":
@@ -4538,6 +4542,7 @@ func (v *ResultDetails) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				a0 := []TechnicalLoss{}
+				outer := s.arrayStrings()
 				for i := 0; s.elem(i); i++ {
 					at := s.i
 					a0 = append(a0, TechnicalLoss{})
@@ -4551,6 +4556,7 @@ func (v *ResultDetails) decodeFast(s *scanner) bool {
 						return false
 					}
 				}
+				s.arr = outer
 				v.TechnicalLosses = a0
 			}
 		default:
@@ -4736,6 +4742,7 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				a0 := []MatchRef{}
+				outer := s.arrayStrings()
 				for i := 0; s.elem(i); i++ {
 					at := s.i
 					a0 = append(a0, MatchRef{})
@@ -4749,6 +4756,7 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 						return false
 					}
 				}
+				s.arr = outer
 				v.Matches = a0
 			}
 		case "protocol":

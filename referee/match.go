@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/leaguectl/leaguectl/internal/gopool"
@@ -295,7 +296,9 @@ func (r *Referee) decide(m *match) *protocol.MatchResult {
 		res.MatchStatus = "COMPLETED"
 		res.Details.DrawnNumber, res.Details.Parity = &n, parity
 		aRight, bRight := m.a.choice == parity, m.b.choice == parity
-		why := fmt.Sprintf("%s chose %s, %s chose %s, number was %d (%s)", m.a.id, m.a.choice, m.b.id, m.b.choice, n, parity)
+		// fmt.Sprintf("%s chose %s, %s chose %s, number was %d (%s)", …), in one allocation.
+		why := m.a.id + " chose " + m.a.choice + ", " + m.b.id + " chose " + m.b.choice +
+			", number was " + strconv.Itoa(n) + " (" + parity + ")"
 		switch {
 		case aRight && !bRight:
 			set(&m.a, protocol.ResultWin, protocol.ResultLoss, sc.Win, sc.Loss, "PLAYER_A_WIN", why)
