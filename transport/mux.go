@@ -29,11 +29,11 @@ type Mux struct {
 	logger  *slog.Logger
 	timeout time.Duration
 	limits  *limiters
-	// born and horizon spare most requests a read of the clock: a
-	// deadline no later than born+horizon is within timeout of now,
-	// because horizon is a past now-born plus timeout (see beyond).
-	born    time.Time
-	horizon atomic.Int64
+	// born and seen spare most requests a read of the clock: seen is the
+	// latest now-born read, and a deadline within timeout of that past
+	// now is within timeout of now too (see beyond).
+	born time.Time
+	seen atomic.Int64
 }
 
 // DefaultHandlerTimeout bounds a handler when the request's own context
@@ -56,23 +56,28 @@ func NewMux(logger *slog.Logger) *Mux {
 
 // SetHandlerTimeout bounds how long one handler may run (0: no bound but
 // the caller's). A caller that never gives up cannot hold a handler forever.
-func (m *Mux) SetHandlerTimeout(d time.Duration) {
-	m.timeout = d
-	m.horizon.Store(0)
-}
+func (m *Mux) SetHandlerTimeout(d time.Duration) { m.timeout = d }
 
 // beyond reports whether deadline dl is more than the handler timeout
-// from now, as time.Until(dl) > m.timeout, reading the clock only for a
-// deadline past the horizon (the latest now read plus the timeout).
+// from now, as time.Until(dl) > m.timeout does, reading the clock only
+// when dl is more than the timeout from the latest now read. Times are
+// compared on the monotonic clock, as time.Until compares them; a
+// deadline without a monotonic reading (made from a wall time) is left to
+// time.Until, which compares it with the wall clock.
 func (m *Mux) beyond(dl time.Time) bool {
-	if dl.Sub(m.born) <= time.Duration(m.horizon.Load()) {
+	if dl == dl.Round(0) {
+		return time.Until(dl) > m.timeout
+	}
+	d := dl.Sub(m.born) // both monotonic; saturated, never wrapped
+	seen := time.Duration(m.seen.Load())
+	if d <= seen || d-seen <= m.timeout {
 		return false
 	}
-	h := time.Since(m.born) + m.timeout
-	if old := m.horizon.Load(); int64(h) > old {
-		m.horizon.CompareAndSwap(old, int64(h))
+	now := time.Since(m.born)
+	if now > seen {
+		m.seen.CompareAndSwap(int64(seen), int64(now)) // a later reader's value is as good
 	}
-	return dl.Sub(m.born) > h
+	return d > now && d-now > m.timeout
 }
 
 // Handle registers h for method: a message type or any of its aliases
