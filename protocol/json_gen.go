@@ -2329,7 +2329,6 @@ func (v *LeagueCompleted) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				a0 := []StandingRow{}
-				outer := s.arrayStrings()
 				for i := 0; s.elem(i); i++ {
 					at := s.i
 					a0 = append(a0, StandingRow{})
@@ -2343,7 +2342,6 @@ func (v *LeagueCompleted) decodeFast(s *scanner) bool {
 						return false
 					}
 				}
-				s.arr = outer
 				v.FinalStandings = a0
 			}
 		case "protocol":
@@ -3143,7 +3141,6 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				a0 := []StandingRow{}
-				outer := s.arrayStrings()
 				for i := 0; s.elem(i); i++ {
 					at := s.i
 					a0 = append(a0, StandingRow{})
@@ -3157,7 +3154,6 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 						return false
 					}
 				}
-				s.arr = outer
 				v.Standings = a0
 			}
 		case "protocol":
@@ -4542,7 +4538,6 @@ func (v *ResultDetails) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				a0 := []TechnicalLoss{}
-				outer := s.arrayStrings()
 				for i := 0; s.elem(i); i++ {
 					at := s.i
 					a0 = append(a0, TechnicalLoss{})
@@ -4556,7 +4551,6 @@ func (v *ResultDetails) decodeFast(s *scanner) bool {
 						return false
 					}
 				}
-				s.arr = outer
 				v.TechnicalLosses = a0
 			}
 		default:
@@ -4742,7 +4736,6 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 				return false
 			} else {
 				a0 := []MatchRef{}
-				outer := s.arrayStrings()
 				for i := 0; s.elem(i); i++ {
 					at := s.i
 					a0 = append(a0, MatchRef{})
@@ -4756,7 +4749,6 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 						return false
 					}
 				}
-				s.arr = outer
 				v.Matches = a0
 			}
 		case "protocol":

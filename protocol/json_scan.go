@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -39,12 +38,6 @@ type scanner struct {
 	lenient bool
 	// nest is the deepest nesting skimmed has found.
 	nest int
-	// arr tells whether an array of structs is being decoded, whose
-	// strings strs holds (see inArena). strs is a pointer so that a copy
-	// of the scanner, put back after a declined decoding, shares it: no
-	// byte it has given out is ever handed out again.
-	arr  bool
-	strs *arena
 	// mcp is the depth of the object, a response's result, whose members
 	// named content or structuredContent make a generated decoder decline
 	// it: readResponse may unwrap it as an MCP result. 0 for none.
@@ -246,9 +239,6 @@ func (s *scanner) string() string {
 	switch s.peek() {
 	case '"':
 		if text, ok := s.quoted(); ok {
-			if s.arr {
-				return s.inArena(text)
-			}
 			return intern(text)
 		}
 	case 'n':
@@ -257,45 +247,6 @@ func (s *scanner) string() string {
 		s.fail()
 	}
 	return ""
-}
-
-// arrayStrings starts an array of structs, whose strings are then copied
-// into shared blocks instead of allocated one by one (a standings table
-// has two strings a row, an announcement three a match). It returns the
-// state to put back in s.arr at the array's end.
-func (s *scanner) arrayStrings() (outer bool) {
-	outer, s.arr = s.arr, true
-	return outer
-}
-
-// arena is the blocks the strings of a decoding's arrays are copied into:
-// bytes are only ever appended to b, so the bytes of the strings already
-// made from it never change.
-type arena struct{ b []byte }
-
-// inArena is intern(text) for text read inside an array of structs: a word
-// of the intern table, or a string whose bytes are a copy of text in the
-// arena. A full block is followed by one twice its size (at least 64
-// bytes, and room for text): the blocks of a decoding come to less than
-// twice its strings' bytes, and a league table of N rows takes about
-// log N of them.
-func (s *scanner) inArena(text []byte) string {
-	if len(text) == 0 {
-		return ""
-	}
-	if w := interned[internSlot(text)]; w == string(text) {
-		return w
-	}
-	if s.strs == nil {
-		s.strs = new(arena)
-	}
-	a := s.strs
-	if cap(a.b)-len(a.b) < len(text) {
-		a.b = make([]byte, 0, max(64, 2*cap(a.b), len(text)))
-	}
-	at := len(a.b)
-	a.b = append(a.b, text...)
-	return unsafe.String(&a.b[at], len(text))
 }
 
 // intern returns the text as a string, without allocating for the words

@@ -466,13 +466,7 @@ func (g *gen) decodeValue(b *strings.Builder, x string, t reflect.Type, depth in
 		}
 		a := fmt.Sprintf("a%d", depth)
 		fmt.Fprintf(b, "if s.null() {\n%s = nil\n} else if !s.arrayStart() {\nreturn false\n} else {\n", x)
-		fmt.Fprintf(b, "%s := %s{}\n", a, typeName(t))
-		if e.Kind() == reflect.Struct {
-			// The strings of an array of structs share allocations (see
-			// scanner.inArena).
-			b.WriteString("outer := s.arrayStrings()\n")
-		}
-		b.WriteString("for i := 0; s.elem(i); i++ {\n")
+		fmt.Fprintf(b, "%s := %s{}\nfor i := 0; s.elem(i); i++ {\n", a, typeName(t))
 		if e.Kind() == reflect.Struct {
 			g.structType(e)
 			// The first element's size suggests the room for the rest.
@@ -484,11 +478,7 @@ func (g *gen) decodeValue(b *strings.Builder, x string, t reflect.Type, depth in
 			g.decodeValue(b, el, e, depth+1)
 			fmt.Fprintf(b, "%s = append(%s, %s)\n", a, a, el)
 		}
-		fmt.Fprintf(b, "if s.bad {\nreturn false\n}\n}\n")
-		if e.Kind() == reflect.Struct {
-			b.WriteString("s.arr = outer\n")
-		}
-		fmt.Fprintf(b, "%s = %s\n}\n", x, a)
+		fmt.Fprintf(b, "if s.bad {\nreturn false\n}\n}\n%s = %s\n}\n", x, a)
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String || t.Key().PkgPath() != "" {
 			b.WriteString("return false\n")
