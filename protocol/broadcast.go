@@ -50,10 +50,8 @@ func (b *Broadcast) Len() int { return len(b.raw) }
 func (b *Broadcast) To(token string) *Addressed {
 	a := &Addressed{b: b}
 	if token != "" {
-		var ok bool
-		if a.quoted, ok = appendString(make([]byte, 0, len(token)+2), token); !ok {
-			a.quoted, _ = jsontext.AppendQuote(nil, token) // as before, for invalid UTF-8
-		}
+		// Invalid UTF-8 is quoted as jsontext.AppendQuote quotes it.
+		a.quoted, _ = appendString(make([]byte, 0, len(token)+2), token)
 	}
 	return a
 }

@@ -318,10 +318,7 @@ func (c *Client) encodeParams(params any) (jsontext.Value, *[]byte, error) {
 		p, err := EncodeParams(params)
 		return p, nil, err
 	}
-	buf, _ := c.scratch.Get().(*[]byte)
-	if buf == nil {
-		buf = new([]byte)
-	}
+	buf := pooled(&c.scratch)
 	if a, ok := params.(*protocol.Addressed); ok {
 		// A broadcast's bytes with this recipient's token: copied into
 		// the scratch buffer, not into one of their own per recipient.
@@ -339,28 +336,33 @@ func (c *Client) bodyBuffer(endpoint string, size int) (buf []byte, keep *[]byte
 	if c.lender == nil || !c.lender.ReturnsBody(endpoint) {
 		return make([]byte, 0, size), nil
 	}
-	keep, _ = c.bodies.Get().(*[]byte)
-	if keep == nil {
-		keep = new([]byte)
-	}
+	keep = pooled(&c.bodies)
 	return slices.Grow((*keep)[:0], size), keep
 }
 
 // releaseBody gives back the buffer of bodyBuffer that now holds body.
-func (c *Client) releaseBody(keep *[]byte, body []byte) {
-	if keep == nil || cap(body) > maxScratch {
-		return
-	}
-	*keep = body[:0]
-	c.bodies.Put(keep)
-}
+func (c *Client) releaseBody(keep *[]byte, body []byte) { putBack(&c.bodies, keep, body) }
 
 // release gives back the scratch buffer that now holds p.
-func (c *Client) release(buf *[]byte, p jsontext.Value) {
-	if cap(p) <= maxScratch {
-		*buf = p[:0]
-		c.scratch.Put(buf)
+func (c *Client) release(buf *[]byte, p jsontext.Value) { putBack(&c.scratch, buf, p) }
+
+// pooled is a buffer from pool, or a new one.
+func pooled(pool *sync.Pool) *[]byte {
+	if buf, _ := pool.Get().(*[]byte); buf != nil {
+		return buf
 	}
+	return new([]byte)
+}
+
+// putBack gives buf, which now holds b, back to pool, unless there is
+// none or b has grown past maxScratch (a rare large message is not held
+// on to).
+func putBack(pool *sync.Pool, buf *[]byte, b []byte) {
+	if buf == nil || cap(b) > maxScratch {
+		return
+	}
+	*buf = b[:0]
+	pool.Put(buf)
 }
 
 // Notify sends method as a JSON-RPC notification: no id, no reply.

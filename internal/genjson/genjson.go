@@ -49,30 +49,23 @@ import (
 	slices.SortFunc(g.funcs, func(a, b fn) int { return strings.Compare(a.name, b.name) })
 	// The entry points switch on the exact type: a struct of another
 	// package that embeds one of these would otherwise pass for it.
-	b.WriteString("// appendGenerated appends the encoding of v when v is a pointer to one\n// of the structs below (false for anything else, or invalid UTF-8).\n")
-	b.WriteString("func appendGenerated(b []byte, v any) ([]byte, bool) {\n\tswitch v := v.(type) {\n")
-	for _, f := range g.funcs {
-		fmt.Fprintf(&b, "\tcase *%s:\n\t\treturn v.appendJSON(b)\n", f.name)
+	entry := func(doc, signature, body, otherwise string) {
+		b.WriteString(doc)
+		b.WriteString(signature + " {\n\tswitch v := v.(type) {\n")
+		for _, f := range g.funcs {
+			fmt.Fprintf(&b, "\tcase *%s:\n%s", f.name, body)
+		}
+		b.WriteString("\t}\n\treturn " + otherwise + "\n}\n\n")
 	}
-	b.WriteString("\t}\n\treturn b, false\n}\n\n")
-	b.WriteString("// decodeGenerated decodes data into v when v is a pointer to one of the\n// structs below and the fast decoder takes data (see json_scan.go).\n")
-	b.WriteString("func decodeGenerated(data []byte, v any) bool {\n\tswitch v := v.(type) {\n")
-	for _, f := range g.funcs {
-		fmt.Fprintf(&b, "\tcase *%s:\n\t\treturn v.decodeJSON(data)\n", f.name)
-	}
-	b.WriteString("\t}\n\treturn false\n}\n\n")
-	b.WriteString("// decodeAtGenerated decodes the value next in s into v when v is a pointer\n// to one of the structs below and the fast decoder takes it; otherwise it\n// reports false, with v and s in whatever state the decoder left them.\n")
-	b.WriteString("func decodeAtGenerated(s *scanner, v any) bool {\n\tswitch v := v.(type) {\n")
-	for _, f := range g.funcs {
-		fmt.Fprintf(&b, "\tcase *%s:\n\t\treturn v.decodeFast(s)\n", f.name)
-	}
-	b.WriteString("\t}\n\treturn false\n}\n\n")
-	b.WriteString("// decodeAtThen decodes the value next in s into v, as decodeAtGenerated,\n// and then has then read what follows it. v is put back as it was unless\n// both succeed; false, with s as it was, for a v not listed or nil.\n")
-	b.WriteString("func decodeAtThen(s *scanner, v any, then func() bool) bool {\n\tswitch v := v.(type) {\n")
-	for _, f := range g.funcs {
-		fmt.Fprintf(&b, "\tcase *%s:\n\t\tif v == nil {\n\t\t\treturn false\n\t\t}\n\t\tsaved := *v\n\t\tif v.decodeFast(s) && !s.bad && then() {\n\t\t\treturn true\n\t\t}\n\t\t*v = saved\n", f.name)
-	}
-	b.WriteString("\t}\n\treturn false\n}\n\n")
+	entry("// appendGenerated appends the encoding of v when v is a pointer to one\n// of the structs below (false for anything else, or invalid UTF-8).\n",
+		"func appendGenerated(b []byte, v any) ([]byte, bool)", "\t\treturn v.appendJSON(b)\n", "b, false")
+	entry("// decodeGenerated decodes data into v when v is a pointer to one of the\n// structs below and the fast decoder takes data (see json_scan.go).\n",
+		"func decodeGenerated(data []byte, v any) bool", "\t\treturn v.decodeJSON(data)\n", "false")
+	entry("// decodeAtGenerated decodes the value next in s into v when v is a pointer\n// to one of the structs below and the fast decoder takes it; otherwise it\n// reports false, with v and s in whatever state the decoder left them.\n",
+		"func decodeAtGenerated(s *scanner, v any) bool", "\t\treturn v.decodeFast(s)\n", "false")
+	entry("// decodeAtThen decodes the value next in s into v, as decodeAtGenerated,\n// and then has then read what follows it. v is put back as it was unless\n// both succeed; false, with s as it was, for a v not listed or nil.\n",
+		"func decodeAtThen(s *scanner, v any, then func() bool) bool",
+		"\t\tif v == nil {\n\t\t\treturn false\n\t\t}\n\t\tsaved := *v\n\t\tif v.decodeFast(s) && !s.bad && then() {\n\t\t\treturn true\n\t\t}\n\t\t*v = saved\n", "false")
 	b.WriteString("// shallowCopy returns a copy of message m's top level (its fields; what\n// they point to is shared), or nil for a type not listed.\n")
 	b.WriteString("func shallowCopy(m Message) Message {\n\tswitch v := m.(type) {\n")
 	for _, t := range roots[1:] {
