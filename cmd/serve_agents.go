@@ -12,6 +12,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/config"
 	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/league/sqlite"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/referee"
@@ -90,12 +91,18 @@ first line of stdout.`,
 			if dbPath == "" {
 				dbPath = defaultDBPath(cfg.LeagueID)
 			}
-			store, err := openStore(c.Context(), dbPath)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
+			// The database is opened once the port is ours: a manager that
+			// cannot listen leaves no file behind.
+			var store *sqlite.Store
+			defer func() {
+				if store != nil {
+					store.Close()
+				}
+			}()
 			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, "", cfg, logger, func(endpoint string) (*agentServer, error) {
+				if store, err = openStore(c.Context(), dbPath); err != nil {
+					return nil, err
+				}
 				mo := managerOptions(cfg, seed)
 				mo.Endpoint, mo.MinPlayers, mo.RegistrationWindow = endpoint, o.minPlayers, window
 				mo.AdminToken, mo.Store = adminTokenFrom(o.adminToken), store

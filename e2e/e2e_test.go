@@ -163,12 +163,20 @@ func (s *server) stop(t *testing.T) {
 	}
 }
 
-// runCLI runs a leaguectl command to its end.
+// runCLI runs a leaguectl command to its end in a directory of its own,
+// so that whatever it leaves in its working directory goes with the test.
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runCLIIn(t, t.TempDir(), args...)
+}
+
+// runCLIIn runs a leaguectl command to its end in dir.
+func runCLIIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := exec.CommandContext(ctx, bin(t), args...)
+	c.Dir = dir
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()
@@ -293,6 +301,7 @@ func TestExitCodes(t *testing.T) {
 		{"a player without a manager", []string{"serve-player", "--port", "0"}, 1},
 		{"a port in use", []string{"serve-manager", "--port", portOf(mgr.endpoint)}, 2},
 	}
+
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)
@@ -303,6 +312,15 @@ func TestExitCodes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a port in use leaves no database", func(t *testing.T) {
+		is := is.New(t)
+		dir := t.TempDir()
+		_, _, code := runCLIIn(t, dir, "serve-manager", "--port", portOf(mgr.endpoint))
+		is.Equal(code, 2)
+		left, err := os.ReadDir(dir)
+		is.NoErr(err)
+		is.Equal(len(left), 0) // the default leaguectl-<league-id>.db was not created
+	})
 }
 
 func portOf(endpoint string) string {
