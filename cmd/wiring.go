@@ -82,7 +82,16 @@ func (s *lateServer) ServeMessage(ctx context.Context, body []byte, peer transpo
 	if m := s.mux.Load(); m != nil {
 		return m.ServeMessage(ctx, body, peer)
 	}
-	return protocol.AppendError(nil, nil, protocol.ToRPCError(protocol.Errorf(protocol.ErrServiceUnavailable, "starting")))
+	return s.AppendMessage(ctx, nil, body, peer)
+}
+
+// AppendMessage implements transport.AppendingServer: the Mux's, once
+// made.
+func (s *lateServer) AppendMessage(ctx context.Context, dst, body []byte, peer transport.Peer) []byte {
+	if m := s.mux.Load(); m != nil {
+		return m.AppendMessage(ctx, dst, body, peer)
+	}
+	return protocol.AppendError(dst, nil, protocol.ToRPCError(protocol.Errorf(protocol.ErrServiceUnavailable, "starting")))
 }
 
 // ServesBatchesInOrder implements transport.InOrderServer: the Mux does,

@@ -176,6 +176,9 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 			errs[i] = &Error{Kind: KindRemote, Endpoint: endpoint, Method: call.Method, Attempts: 1, RPC: rs[j].Error}
 		}
 	}
+	if !slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+		c.recycle(endpoint, raw)
+	}
 	return errs
 }
 

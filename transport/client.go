@@ -33,7 +33,9 @@ type Client struct {
 	taker BodyTaker
 	// lender is rt when it can say that it is done with a body when a
 	// call returns: such bodies are made in buffers of bodies.
-	lender         BodyLender
+	lender BodyLender
+	// recycler is rt when it takes back the replies it returned.
+	recycler       ReplyRecycler
 	bodies         sync.Pool // *[]byte
 	defaultTimeout time.Duration
 	retry          Retry
@@ -167,6 +169,7 @@ func NewClient(rt RoundTripper, defaultTimeout time.Duration, opts ...ClientOpti
 	}
 	c.taker, _ = rt.(BodyTaker)
 	c.lender, _ = rt.(BodyLender)
+	c.recycler, _ = rt.(ReplyRecycler)
 	return c
 }
 
@@ -289,6 +292,25 @@ func (c *Client) callAs(ctx context.Context, to *peer, method string, d dialect,
 	if err != nil {
 		return withMethod(err, method)
 	}
+	if err := c.readReply(endpoint, method, raw, reply); err != nil {
+		return err // its RPC error's data may alias raw: raw is not given back
+	}
+	c.recycle(endpoint, raw)
+	return nil
+}
+
+// recycle gives a reply back to the network, if it takes them: nothing
+// kept of a call that succeeded aliases its reply (every decoder copies
+// what it keeps).
+func (c *Client) recycle(endpoint string, raw []byte) {
+	if c.recycler != nil {
+		c.recycler.RecycleReply(endpoint, raw)
+	}
+}
+
+// readReply reads the response raw to a call and decodes its result into
+// reply.
+func (c *Client) readReply(endpoint, method string, raw []byte, reply any) error {
 	resp, decoded, err := protocol.DecodeResponseInto(raw, reply)
 	if err != nil {
 		return &Error{Kind: KindBadResponse, Endpoint: endpoint, Method: method, Err: err}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -138,6 +139,16 @@ func (m *Mux) ServesBatchesInOrder() bool { return true }
 // the encoded reply, or nil when nothing is to be answered: a notification,
 // or a batch of notifications only.
 func (m *Mux) ServeMessage(ctx context.Context, body []byte, peer Peer) []byte {
+	if out := m.AppendMessage(ctx, nil, body, peer); len(out) > 0 {
+		return out
+	}
+	return nil
+}
+
+// AppendMessage implements AppendingServer: it is ServeMessage appending
+// the reply to dst, which it returns unchanged when nothing is to be
+// answered. Nothing of the reply aliases body.
+func (m *Mux) AppendMessage(ctx context.Context, dst, body []byte, peer Peer) []byte {
 	// A broadcast shared by a caller in this process is for this request
 	// only: the handler's own calls must not see it.
 	shared, _ := ctx.Value(sharedKey{}).(*protocol.Broadcast)
@@ -147,48 +158,56 @@ func (m *Mux) ServeMessage(ctx context.Context, body []byte, peer Peer) []byte {
 		decode = protocol.DecodeRequestParams // the params are the recipient's own members
 	}
 	if in, ok := decode(body); ok {
-		return m.serveOne(ctx, &in, peer, shared)
+		return m.serveOne(ctx, dst, &in, peer, shared)
 	}
 	items, batch := protocol.DecodeRequests(body)
 	if !batch {
-		return m.serveOne(ctx, &items[0], peer, shared)
+		return m.serveOne(ctx, dst, &items[0], peer, shared)
 	}
-	var out []byte
+	// Each answer is appended in place, after a '[' or a ','; a request
+	// that has none (a notification) takes its separator back.
+	out := dst
 	for i := range items {
-		r := m.serveOne(ctx, &items[i], peer, nil)
-		if r == nil {
-			continue
-		}
-		if out == nil {
+		mark := len(out)
+		if mark == len(dst) {
 			out = append(out, '[')
 		} else {
 			out = append(out, ',')
 		}
-		out = append(out, r...)
+		sep := len(out)
+		if out = m.serveOne(ctx, out, &items[i], peer, nil); len(out) == sep {
+			out = out[:mark]
+		}
 	}
-	if out == nil {
-		return nil
+	if len(out) == len(dst) {
+		return dst
 	}
 	return append(out, ']')
 }
 
-func (m *Mux) serveOne(ctx context.Context, in *protocol.Incoming, peer Peer, shared *protocol.Broadcast) []byte {
+// replyRoom is the room a reply is given when it comes with none: enough
+// for every reply of a match (300 to 450 bytes) without growing.
+const replyRoom = 512
+
+// serveOne appends the answer to one request to dst, or returns dst as it
+// is when the request is a notification.
+func (m *Mux) serveOne(ctx context.Context, dst []byte, in *protocol.Incoming, peer Peer, shared *protocol.Broadcast) []byte {
 	if in.Err != nil {
 		if m.limits != nil {
 			if err := m.limits.allow(rateKey(nil, peer)); err != nil {
-				return protocol.AppendError(nil, in.ID, protocol.ToRPCError(err))
+				return protocol.AppendError(dst, in.ID, protocol.ToRPCError(err))
 			}
 		}
 		m.logRefused(ctx, "", in.Err, peer)
-		return protocol.AppendError(nil, in.ID, in.Err)
+		return protocol.AppendError(dst, in.ID, in.Err)
 	}
 	// The result is encoded straight into the response.
-	out, rerr := m.dispatch(ctx, &in.Request, peer, shared, protocol.BeginResult(make([]byte, 0, 512)))
+	out, rerr := m.dispatch(ctx, &in.Request, peer, shared, protocol.BeginResult(slices.Grow(dst, replyRoom)))
 	if in.IsNotification() {
-		return nil
+		return dst
 	}
 	if rerr != nil {
-		return protocol.AppendError(nil, in.ID, rerr)
+		return protocol.AppendError(dst, in.ID, rerr)
 	}
 	return protocol.EndResult(out, in.ID)
 }

@@ -61,6 +61,23 @@ type MessageServer interface {
 	ServeMessage(ctx context.Context, body []byte, peer Peer) []byte
 }
 
+// AppendingServer is a MessageServer that can append its reply to a
+// buffer of the network's, which the network may then use again: it
+// returns dst extended by the reply, or dst as it was when there is
+// nothing to answer. Nothing of what it returns aliases body, and it keeps
+// neither body nor dst once it returns.
+type AppendingServer interface {
+	MessageServer
+	AppendMessage(ctx context.Context, dst, body []byte, peer Peer) []byte
+}
+
+// ReplyRecycler is a RoundTripper that takes back the replies it returned:
+// a caller that is done with a reply, and kept nothing that aliases it,
+// may give it back with RecycleReply, once, for the network to use again.
+type ReplyRecycler interface {
+	RecycleReply(endpoint string, reply []byte)
+}
+
 // RoundTripper moves one encoded request to an endpoint and returns the
 // encoded response. It does not interpret the bytes.
 type RoundTripper interface {
@@ -78,9 +95,11 @@ type BodyTaker interface {
 // BodyLender is a RoundTripper that is done with a request's body when
 // RoundTrip returns, for the endpoints it names: the caller may then use
 // the body's buffer for another request. (net/http may read a body after
-// RoundTrip returns, and the bus takes it: neither lends.) A network that
-// takes bodies (BodyTaker) must not say it lends them for the same
-// endpoint: the Client hands a taker every body.
+// RoundTrip returns, and the bus's server goroutines take it: neither
+// lends.) A network that takes bodies (BodyTaker) may say it lends them
+// for an endpoint only if it is done with a taken body, too, when
+// RoundTripTaking returns: the Client hands a taker every body (the bus
+// serving inline, on the caller's goroutine, is).
 type BodyLender interface {
 	ReturnsBody(endpoint string) bool
 }
@@ -141,6 +160,15 @@ func (s Schemes) RoundTripTaking(ctx context.Context, endpoint string, body []by
 		return bt.RoundTripTaking(ctx, endpoint, body)
 	}
 	return rt.RoundTrip(ctx, endpoint, body)
+}
+
+// RecycleReply implements ReplyRecycler: the network of endpoint's scheme
+// takes the reply back if it recycles them.
+func (s Schemes) RecycleReply(endpoint string, reply []byte) {
+	scheme, _, _ := strings.Cut(endpoint, "://")
+	if r, ok := s[scheme].(ReplyRecycler); ok {
+		r.RecycleReply(endpoint, reply)
+	}
 }
 
 // InProcess implements transport.InProcess for the network of endpoint's

@@ -10,10 +10,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/leaguectl/leaguectl/internal/bufpool"
 	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/transport"
 )
@@ -23,8 +26,10 @@ const Scheme = "mem"
 
 // Bus is an in-memory network. The zero value is not usable; use NewBus.
 type Bus struct {
-	mu        sync.RWMutex
-	listeners map[string]*Listener
+	// mu serializes the changes to listeners, which are copied on write:
+	// a call reads them without a lock.
+	mu        sync.Mutex
+	listeners atomic.Pointer[map[string]*Listener]
 	// workers serve calls on goroutines kept between them: a goroutine
 	// started per call spends much of it growing its stack to the depth of
 	// the decoding path; one that served before has grown it.
@@ -33,6 +38,13 @@ type Bus struct {
 	calls sync.Pool
 	// inline serves calls on the caller's goroutine (see Inline).
 	inline bool
+	// replies keeps the buffers of inline replies that callers gave back
+	// (RecycleReply).
+	replies bufpool.Pool
+	// mixed is set once a server that does not append its replies to the
+	// bus's buffers has listened: from then on no reply is recycled, as a
+	// reply given back could be one that such a server kept.
+	mixed atomic.Bool
 }
 
 // Inline makes the bus serve every call on the caller's goroutine: no
@@ -44,6 +56,11 @@ type Bus struct {
 // handler has returned. A call whose context ends while it is served
 // fails with the context's error, whatever the handler answered, as it
 // does on a server goroutine. Call Inline before the bus carries calls.
+//
+// An inline bus is done with a request's body when the call returns, and
+// says so (ReturnsBody); a server that appends its replies
+// (transport.AppendingServer) appends them to buffers that callers give
+// back (RecycleReply).
 func (b *Bus) Inline() { b.inline = true }
 
 // call is one request on its way to a listener and its reply on the way
@@ -60,7 +77,8 @@ const workerIdle = time.Second
 
 // NewBus returns an empty bus.
 func NewBus() *Bus {
-	b := &Bus{listeners: map[string]*Listener{}}
+	b := &Bus{replies: bufpool.Pool{Max: maxReply}}
+	b.listeners.Store(&map[string]*Listener{})
 	b.workers.Work, b.workers.Idle = serve, workerIdle
 	b.calls.New = func() any { return &call{reply: make(chan []byte, 1)} }
 	return b
@@ -78,11 +96,15 @@ func (b *Bus) Listen(name string, srv transport.MessageServer) (transport.Listen
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, taken := b.listeners[name]; taken {
+	if _, taken := (*b.listeners.Load())[name]; taken {
 		return nil, fmt.Errorf("mem: %s://%s is already served", Scheme, name)
 	}
-	l := &Listener{bus: b, name: name, srv: srv, closed: make(chan struct{})}
-	b.listeners[name] = l
+	_, appends := srv.(transport.AppendingServer)
+	if !appends {
+		b.mixed.Store(true)
+	}
+	l := &Listener{bus: b, name: name, srv: srv, appends: appends, closed: make(chan struct{})}
+	b.change(func(m map[string]*Listener) { m[name] = l })
 	return l, nil
 }
 
@@ -107,20 +129,25 @@ func (b *Bus) roundTrip(ctx context.Context, endpoint string, body []byte, taken
 	if err := ctx.Err(); err != nil {
 		return nil, err // as over HTTP, nothing is sent for a call already over
 	}
-	b.mu.RLock()
-	l := b.listeners[name]
-	b.mu.RUnlock()
+	l := (*b.listeners.Load())[name]
 	if l == nil || !l.acquire() {
 		return nil, transport.ErrNoListener
+	}
+	if b.inline {
+		// Served before the call returns, so the caller's body is lent
+		// (ReturnsBody), not taken: it is served as it is to a server that
+		// keeps nothing of it and returns nothing that aliases it
+		// (transport.AppendingServer), and copied for any other.
+		if !l.appends {
+			body = append([]byte(nil), body...)
+		}
+		return b.serveInline(ctx, l, body)
 	}
 	// The server gets its own copy, unless body was handed over: the
 	// caller may reuse its buffer, even while a server it gave up on is
 	// still reading.
 	if !taken {
 		body = append([]byte(nil), body...)
-	}
-	if b.inline {
-		return serveInline(ctx, l, body)
 	}
 	c := b.calls.Get().(*call)
 	c.ctx, c.l, c.body = ctx, l, body
@@ -141,21 +168,72 @@ func (b *Bus) roundTrip(ctx context.Context, endpoint string, body []byte, taken
 }
 
 // serveInline serves one call on the caller's goroutine.
-func serveInline(ctx context.Context, l *Listener, body []byte) ([]byte, error) {
+func (b *Bus) serveInline(ctx context.Context, l *Listener, body []byte) ([]byte, error) {
 	defer l.inflight.Done()
-	r := l.srv.ServeMessage(ctx, body, peer())
-	if err := ctx.Err(); err != nil {
-		return nil, err // over while it was served: as when a server goroutine is waited for
+	var r []byte
+	// Only a buffer of the bus's goes back to it here: what ServeMessage
+	// returns, its server may have kept.
+	if l.appends {
+		r = l.srv.(transport.AppendingServer).AppendMessage(ctx, b.replies.Get(), body, peer())
+	} else {
+		r = l.srv.ServeMessage(ctx, body, peer())
 	}
-	select {
-	case <-l.closed:
-		return nil, errors.New("mem: listener closed during the call")
-	default:
+	var err error
+	if err = ctx.Err(); err == nil {
+		select {
+		case <-l.closed:
+			err = errors.New("mem: listener closed during the call")
+		default:
+		}
 	}
-	if r == nil {
+	// Over while it was served, or nothing to answer: r is not given to the
+	// caller, and goes back if it is the bus's.
+	if err != nil || len(r) == 0 {
+		if l.appends {
+			b.replies.Put(r)
+		}
+		if err != nil {
+			return nil, err // as when a server goroutine is waited for
+		}
 		return []byte{}, nil
 	}
 	return r, nil
+}
+
+// maxReply is the largest reply buffer the bus keeps for use again: a
+// match's replies are under 512 bytes, a batch's under 2 KiB.
+const maxReply = 16 << 10
+
+// ReturnsBody implements transport.BodyLender: an inline bus is done with
+// a request's body when the call returns.
+func (b *Bus) ReturnsBody(endpoint string) bool { return b.inline && b.InProcess(endpoint) }
+
+// RecycleReply implements transport.ReplyRecycler: an inline bus whose
+// servers all append their replies (transport.AppendingServer) appends
+// them to the buffers given back. On a bus where any other server has
+// listened, replies are left alone: a reply given back could be one that
+// such a server kept.
+func (b *Bus) RecycleReply(_ string, reply []byte) {
+	if b.inline && !b.mixed.Load() {
+		b.replies.Put(reply)
+	}
+}
+
+// listener is the listener of endpoint, or nil.
+func (b *Bus) listener(endpoint string) *Listener {
+	name, ok := strings.CutPrefix(endpoint, Scheme+"://")
+	if !ok {
+		return nil
+	}
+	return (*b.listeners.Load())[name]
+}
+
+// change changes a copy of the listeners and puts it in their place; the
+// caller holds b.mu.
+func (b *Bus) change(f func(map[string]*Listener)) {
+	m := maps.Clone(*b.listeners.Load())
+	f(m)
+	b.listeners.Store(&m)
 }
 
 // peer is who a bus call comes from.
@@ -169,13 +247,7 @@ func (b *Bus) InProcess(endpoint string) bool { return strings.HasPrefix(endpoin
 // BatchesInOrder implements transport.InOrderPeers: whether the server at
 // endpoint says it serves a batch in order.
 func (b *Bus) BatchesInOrder(endpoint string) bool {
-	name, ok := strings.CutPrefix(endpoint, Scheme+"://")
-	if !ok {
-		return false
-	}
-	b.mu.RLock()
-	l := b.listeners[name]
-	b.mu.RUnlock()
+	l := b.listener(endpoint)
 	if l == nil {
 		return false
 	}
@@ -188,6 +260,7 @@ type Listener struct {
 	bus      *Bus
 	name     string
 	srv      transport.MessageServer
+	appends  bool // srv is a transport.AppendingServer
 	mu       sync.Mutex
 	down     bool
 	inflight sync.WaitGroup
@@ -234,8 +307,8 @@ func (l *Listener) stop() {
 	l.down = true
 	l.mu.Unlock()
 	l.bus.mu.Lock()
-	if l.bus.listeners[l.name] == l {
-		delete(l.bus.listeners, l.name)
+	if (*l.bus.listeners.Load())[l.name] == l {
+		l.bus.change(func(m map[string]*Listener) { delete(m, l.name) })
 	}
 	l.bus.mu.Unlock()
 }

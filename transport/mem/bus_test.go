@@ -115,3 +115,97 @@ func TestBadEndpoints(t *testing.T) {
 		is.Equal(e.Kind, transport.KindBadEndpoint)
 	}
 }
+
+// appendingFunc is a transport.AppendingServer from a function.
+type appendingFunc func(ctx context.Context, dst, body []byte) []byte
+
+func (f appendingFunc) ServeMessage(ctx context.Context, body []byte, _ transport.Peer) []byte {
+	return f(ctx, nil, body)
+}
+
+func (f appendingFunc) AppendMessage(ctx context.Context, dst, body []byte, _ transport.Peer) []byte {
+	return f(ctx, dst, body)
+}
+
+// TestInlineLendsBodies: an inline bus is done with a body when the call
+// returns (ReturnsBody), and a plain bus is not. Inline, a server that
+// appends its replies (and so keeps nothing of a body) is served the
+// caller's bytes as they are; any other server gets a copy of its own,
+// which the caller's next use of its buffer leaves alone.
+func TestInlineLendsBodies(t *testing.T) {
+	is := is.New(t)
+	plain := mem.NewBus()
+	is.True(!plain.ReturnsBody("mem://s")) // served on a goroutine that may outlive the call
+	b := mem.NewBus()
+	b.Inline()
+	is.True(b.ReturnsBody("mem://s"))
+	is.True(!b.ReturnsBody("http://127.0.0.1:1/mcp")) // not the bus's
+	appendSeen, keptSeen := make(chan []byte, 1), make(chan []byte, 1)
+	_, err := b.Listen("appends", appendingFunc(func(_ context.Context, dst, body []byte) []byte {
+		appendSeen <- body
+		return append(dst, `{}`...)
+	}))
+	is.NoErr(err)
+	_, err = b.Listen("keeps", serverFunc(func(_ context.Context, body []byte, _ transport.Peer) []byte {
+		keptSeen <- body
+		return []byte(`{}`)
+	}))
+	is.NoErr(err)
+	buf := []byte("hello")
+	_, err = b.RoundTripTaking(context.Background(), "mem://appends", buf)
+	is.NoErr(err)
+	is.Equal(&(<-appendSeen)[0], &buf[0]) // the caller's bytes, not a copy
+	_, err = b.RoundTripTaking(context.Background(), "mem://keeps", buf)
+	is.NoErr(err)
+	buf[0] = 'J' // the caller uses its lent buffer again
+	is.Equal(string(<-keptSeen), "hello")
+}
+
+// TestInlineRecyclesReplies: an inline bus whose servers all append their
+// replies appends them to the buffers callers give back; once a server
+// that returns replies of its own has listened, no reply is taken back,
+// since it could be one that server kept.
+func TestInlineRecyclesReplies(t *testing.T) {
+	ctx := context.Background()
+	// reused reports whether a reply given back is, within a few calls, the
+	// buffer of a later one (sync.Pool may drop what it is given, and does
+	// so at random under the race detector).
+	reused := func(b *mem.Bus, endpoint string) bool {
+		for range 20 {
+			r, err := b.RoundTrip(ctx, endpoint, []byte("x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.RecycleReply(endpoint, r)
+			again, err := b.RoundTrip(ctx, endpoint, []byte("x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if &again[0] == &r[0] {
+				return true
+			}
+		}
+		return false
+	}
+	appending := appendingFunc(func(_ context.Context, dst, _ []byte) []byte { return append(dst, `{}`...) })
+	is := is.New(t)
+
+	plain := mem.NewBus()
+	_, err := plain.Listen("a", appending)
+	is.NoErr(err)
+	is.True(!reused(plain, "mem://a")) // a plain bus recycles nothing
+
+	b := mem.NewBus()
+	b.Inline()
+	_, err = b.Listen("a", appending)
+	is.NoErr(err)
+	is.True(reused(b, "mem://a")) // given back, and used again
+
+	kept := []byte(`{"kept":true}`)
+	_, err = b.Listen("k", serverFunc(func(context.Context, []byte, transport.Peer) []byte { return kept }))
+	is.NoErr(err)
+	is.True(!reused(b, "mem://a")) // not even the appending server's, now
+	b.RecycleReply("mem://k", kept)
+	is.True(!reused(b, "mem://a"))
+	is.Equal(string(kept), `{"kept":true}`) // the other server's reply, untouched
+}

@@ -19,6 +19,8 @@ type Net struct {
 	// Name is "mem" or "http".
 	Name      string
 	closeIdle func()
+	// poison overwrites the buffers the network is done with (Poisoned).
+	poison bool
 }
 
 // Mem is the in-memory bus.
@@ -32,6 +34,28 @@ func MemInline() *Net {
 	return &Net{Network: b, Name: "mem", closeIdle: func() {}} // the bus still: tests tell networks by Name
 }
 
+// Poisoned is MemInline overwriting every buffer that the network and its
+// callers say they are done with: a reply once it is given back
+// (RecycleReply), and a body the bus lends once its call returns
+// (ReturnsBody). Whatever still refers to either then reads garbage, and
+// an agent test run on it shows it. Run runs every test on it.
+func Poisoned() *Net {
+	n := MemInline()
+	n.poison = true
+	return n
+}
+
+// poisonByte is what Poisoned overwrites buffers with: not valid UTF-8,
+// so that no string read from a poisoned buffer passes for a real one.
+const poisonByte = 0xff
+
+func poisonAll(b []byte) {
+	b = b[:cap(b)]
+	for i := range b {
+		b[i] = poisonByte
+	}
+}
+
 // HTTP is loopback HTTP on free ports.
 func HTTP() *Net {
 	c := httprpc.NewClient(httprpc.ClientConfig{})
@@ -43,7 +67,7 @@ func HTTP() *Net {
 func Run(t *testing.T, f func(t *testing.T, n *Net)) {
 	t.Helper()
 	t.Run("mem", func(t *testing.T) { f(t, Mem()) })
-	t.Run("mem-inline", func(t *testing.T) { f(t, MemInline()) })
+	t.Run("mem-inline", func(t *testing.T) { f(t, Poisoned()) })
 	t.Run("http", func(t *testing.T) { f(t, HTTP()) })
 }
 
@@ -104,14 +128,46 @@ func (n *Net) ReturnsBody(endpoint string) bool {
 	return ok && l.ReturnsBody(endpoint)
 }
 
+// RecycleReply implements transport.ReplyRecycler as the network under
+// test does.
+func (n *Net) RecycleReply(endpoint string, reply []byte) {
+	if r, ok := n.Network.(transport.ReplyRecycler); ok {
+		if n.poison {
+			poisonAll(reply)
+		}
+		r.RecycleReply(endpoint, reply)
+	}
+}
+
 // CloseIdle drops the client's kept-alive connections.
 func (n *Net) CloseIdle() { n.closeIdle() }
 
 // RoundTripTaking implements transport.BodyTaker as the network under test
 // does, so that tests see the bus take bodies as a process does.
 func (n *Net) RoundTripTaking(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	body, done := n.lend(endpoint, body)
+	defer done()
 	if bt, ok := n.Network.(transport.BodyTaker); ok {
 		return bt.RoundTripTaking(ctx, endpoint, body)
 	}
-	return n.RoundTrip(ctx, endpoint, body)
+	return n.Network.RoundTrip(ctx, endpoint, body)
+}
+
+// RoundTrip implements transport.RoundTripper: the network's, with a lent
+// body overwritten once the call returns when the network is Poisoned.
+func (n *Net) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	body, done := n.lend(endpoint, body)
+	defer done()
+	return n.Network.RoundTrip(ctx, endpoint, body)
+}
+
+// lend is the body to give the network for a call to endpoint: on a
+// Poisoned network that lends bodies, a copy that done overwrites once the
+// call is over (the caller's own buffer is the caller's to keep).
+func (n *Net) lend(endpoint string, body []byte) (lent []byte, done func()) {
+	if !n.poison || !n.ReturnsBody(endpoint) {
+		return body, func() {}
+	}
+	lent = append([]byte(nil), body...)
+	return lent, func() { poisonAll(lent) }
 }
