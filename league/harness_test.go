@@ -338,12 +338,23 @@ type countBatches struct {
 }
 
 func (c countBatches) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
+	c.count(body)
+	return c.Mux.ServeMessage(ctx, body, peer)
+}
+
+// AppendMessage overrides the Mux's, which networks call when a server
+// has it.
+func (c countBatches) AppendMessage(ctx context.Context, dst, body []byte, peer transport.Peer) []byte {
+	c.count(body)
+	return c.Mux.AppendMessage(ctx, dst, body, peer)
+}
+
+func (c countBatches) count(body []byte) {
 	if len(body) > 0 && body[0] == '[' {
 		c.p.mu.Lock()
 		c.p.batches++
 		c.p.mu.Unlock()
 	}
-	return c.Mux.ServeMessage(ctx, body, peer)
 }
 
 func (h *harness) player(id string) *fakePlayer {

@@ -65,7 +65,9 @@ type MessageServer interface {
 // buffer of the network's, which the network may then use again: it
 // returns dst extended by the reply, or dst as it was when there is
 // nothing to answer. Nothing of what it returns aliases body, and it keeps
-// neither body nor dst once it returns.
+// neither body nor dst once it returns. Networks call AppendMessage when a
+// server has it: a type that embeds a Mux to wrap its ServeMessage must
+// wrap AppendMessage too.
 type AppendingServer interface {
 	MessageServer
 	AppendMessage(ctx context.Context, dst, body []byte, peer Peer) []byte

@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/leaguectl/leaguectl/internal/bufpool"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 )
@@ -50,6 +51,9 @@ type Client struct {
 	limit  int64
 	dialer net.Dialer
 	pool   pool
+	// replies keeps the buffers of replies given back (RecycleReply),
+	// for the next responses of announced length to be read into.
+	replies bufpool.Pool
 }
 
 // NewClient returns a Client with its own connection pool.
@@ -64,8 +68,9 @@ func NewClient(cfg ClientConfig) *Client {
 		cfg.DialTimeout = DefaultDialTimeout
 	}
 	c := &Client{
-		limit:  cfg.MaxResponseBytes,
-		dialer: net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second},
+		replies: bufpool.Pool{Max: maxKeptReply},
+		limit:   cfg.MaxResponseBytes,
+		dialer:  net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second},
 		pool: pool{
 			idle: map[string][]*pconn{}, targets: map[string]*target{}, inOrder: map[string]bool{},
 			perHost: cfg.MaxIdleConnsPerHost, maxTotal: 4 * cfg.MaxIdleConnsPerHost,
@@ -134,6 +139,14 @@ func (c *Client) ReturnsBody(endpoint string) bool {
 	_, ok, _ := c.pool.target(endpoint)
 	return ok && fastPath
 }
+
+// RecycleReply implements transport.ReplyRecycler: a reply given back is
+// the buffer a later response is read into.
+func (c *Client) RecycleReply(_ string, reply []byte) { c.replies.Put(reply) }
+
+// maxKeptReply is the largest reply buffer the client keeps: a match's
+// replies are under 1 KiB, a round end's batch's under 4 KiB.
+const maxKeptReply = 16 << 10
 
 // slow is the exchange through net/http.
 func (c *Client) slow(ctx context.Context, endpoint string, body []byte) ([]byte, error) {

@@ -10,11 +10,13 @@ import (
 	"net"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/leaguectl/leaguectl/internal/bufpool"
 	"github.com/leaguectl/leaguectl/transport"
 )
 
@@ -279,7 +281,7 @@ func (c *Client) fast(ctx context.Context, endpoint string, t *target, body []by
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, pc.poke)
 	}
-	status, data, keep, err := pc.exchange(t, body, c.limit)
+	status, data, keep, err := pc.exchange(t, body, c.limit, &c.replies)
 	if pc.fresh && err == nil {
 		c.pool.learn(t.addr, pc.inOrder)
 	}
@@ -308,7 +310,7 @@ func (c *Client) fast(ctx context.Context, endpoint string, t *target, body []by
 
 // exchange writes one request and reads its response; keep reports
 // whether the connection may carry another.
-func (pc *pconn) exchange(t *target, body []byte, limit int64) (status int, data []byte, keep bool, err error) {
+func (pc *pconn) exchange(t *target, body []byte, limit int64, replies *bufpool.Pool) (status int, data []byte, keep bool, err error) {
 	b := pc.wbuf[:0]
 	b = append(b, "POST "...)
 	b = append(b, t.uri...)
@@ -322,7 +324,7 @@ func (pc *pconn) exchange(t *target, body []byte, limit int64) (status int, data
 		// The request goes out with the wait for its response.
 		b = append(b, body...)
 		pc.wbuf, pc.sr.pending = b, b
-		status, data, keep, err = pc.readResponse(limit)
+		status, data, keep, err = pc.readResponse(limit, replies)
 		if werr, pc.sr.werr = pc.sr.werr, nil; werr == nil {
 			return status, data, keep, err
 		}
@@ -330,7 +332,7 @@ func (pc *pconn) exchange(t *target, body []byte, limit int64) (status int, data
 		b, werr = writeWith(pc.nc, b, body)
 		pc.wbuf = b
 		if werr == nil {
-			return pc.readResponse(limit)
+			return pc.readResponse(limit, replies)
 		}
 	}
 	// A server may answer before reading the whole body and close (a 413):
@@ -366,20 +368,22 @@ type response struct {
 }
 
 // readResponse reads the response on pc, noting whether the server said
-// that it serves batches in order (which fast heeds on a fresh connection).
-func (pc *pconn) readResponse(limit int64) (status int, data []byte, keep bool, err error) {
-	return readResponseOf(pc.br, limit, &pc.inOrder)
+// that it serves batches in order (which fast heeds on a fresh connection),
+// into a buffer of replies when its length is announced.
+func (pc *pconn) readResponse(limit int64, replies *bufpool.Pool) (status int, data []byte, keep bool, err error) {
+	return readResponseOf(pc.br, limit, &pc.inOrder, replies)
 }
 
 // readResponse reads one response to a POST: its status, and its body up
 // to limit bytes.
 func readResponse(br *bufio.Reader, limit int64) (status int, data []byte, keep bool, err error) {
-	return readResponseOf(br, limit, nil)
+	return readResponseOf(br, limit, nil, nil)
 }
 
 // readResponseOf is readResponse, and with inOrder not nil, whether the
-// response's head said that its server serves batches in order.
-func readResponseOf(br *bufio.Reader, limit int64, inOrder *bool) (status int, data []byte, keep bool, err error) {
+// response's head said that its server serves batches in order. A body of
+// a length announced up front is read into a buffer of replies, if any.
+func readResponseOf(br *bufio.Reader, limit int64, inOrder *bool, replies *bufpool.Pool) (status int, data []byte, keep bool, err error) {
 	var r response
 	for interim := 0; ; interim++ {
 		if r, err = readHead(br); err != nil {
@@ -411,7 +415,11 @@ func readResponseOf(br *bufio.Reader, limit int64, inOrder *bool) (status int, d
 			return 0, nil, false, errTooLarge
 		}
 		if r.length <= announcedUpFront {
-			data = make([]byte, r.length)
+			if replies != nil {
+				data = slices.Grow(replies.Get(), int(r.length))[:r.length]
+			} else {
+				data = make([]byte, r.length)
+			}
 			_, err = io.ReadFull(br, data)
 		} else {
 			// A length announced is not a body sent: the room grows with

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,10 @@ type fastServer struct {
 	dates   dateCache
 	// inOrder: a connection's first response carries BatchHeader.
 	inOrder bool
+	// appends is srv when it appends its replies, and so keeps nothing of
+	// a body or a reply once it returns: a connection then reads every
+	// body into one buffer and has every reply appended to another.
+	appends transport.AppendingServer
 
 	mu       sync.Mutex
 	conns    map[*fastConn]struct{}
@@ -59,14 +64,17 @@ type fastServer struct {
 
 // fastConn is one connection on the fast path.
 type fastConn struct {
-	nc     net.Conn
-	sr     *sockReader
-	br     *bufio.Reader
-	wbuf   []byte
-	peer   transport.Peer
-	told   bool // a response went out: BatchHeader was sent if it is to be
-	active bool // in a request, until its response is written; under fastServer.mu
-	inCall bool // in the handler; under fastServer.mu
+	nc   net.Conn
+	sr   *sockReader
+	br   *bufio.Reader
+	wbuf []byte
+	// body and reply are the buffers of a request's body and of its reply
+	// when the server appends its replies (fastServer.appends).
+	body, reply []byte
+	peer        transport.Peer
+	told        bool // a response went out: BatchHeader was sent if it is to be
+	active      bool // in a request, until its response is written; under fastServer.mu
+	inCall      bool // in the handler; under fastServer.mu
 
 	// ctx is its handlers': ended when the server closes or the client
 	// goes away in the middle of a request.
@@ -94,8 +102,9 @@ const watchAfter = 5 * time.Millisecond
 
 func newFastServer(ln net.Listener, srv transport.MessageServer, cfg ServerConfig) *fastServer {
 	ctx, cancel := context.WithCancel(context.Background())
+	appends, _ := srv.(transport.AppendingServer)
 	return &fastServer{ln: ln, srv: srv, cfg: cfg, ctx: ctx, cancel: cancel, inOrder: servesInOrder(srv),
-		handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]struct{}{}, wake: make(chan struct{}, 1)}
+		appends: appends, handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]struct{}{}, wake: make(chan struct{}, 1)}
 }
 
 // serve accepts until the listener is closed.
@@ -272,7 +281,7 @@ func (s *fastServer) serveConn(c *fastConn) {
 				return
 			}
 		}
-		body := make([]byte, head.length)
+		body := s.bodyBuffer(c, head.length)
 		if _, err := io.ReadFull(c.br, body); err != nil {
 			return // the client went away or was too slow: nobody to answer
 		}
@@ -289,7 +298,7 @@ func (s *fastServer) serveConn(c *fastConn) {
 		}
 		began := s.call(c, req)
 		writeBy := began.Add(s.cfg.WriteTimeout)
-		reply := s.srv.ServeMessage(ctx, body, c.peer)
+		reply := s.serveBody(ctx, c, body)
 		if req != nil {
 			req.end(context.Canceled) // as the Mux's timer context ended when its handler returned
 		}
@@ -301,6 +310,40 @@ func (s *fastServer) serveConn(c *fastConn) {
 		}
 	}
 }
+
+// bodyBuffer is a buffer of n bytes for a request's body on c: c's own
+// when the server keeps nothing of a body, a new one otherwise.
+func (s *fastServer) bodyBuffer(c *fastConn, n int64) []byte {
+	if s.appends == nil || n > keptConnBuf {
+		return make([]byte, n)
+	}
+	c.body = slices.Grow(c.body[:0], int(n))[:n]
+	return c.body
+}
+
+// serveBody serves one body on c and returns the reply, nil when there is
+// nothing to answer. A server that appends its replies appends them to
+// c's buffer, which the reply leaves there for the next one unless it has
+// grown past keptConnBuf.
+func (s *fastServer) serveBody(ctx context.Context, c *fastConn, body []byte) []byte {
+	if s.appends == nil {
+		return s.srv.ServeMessage(ctx, body, c.peer)
+	}
+	reply := s.appends.AppendMessage(ctx, c.reply[:0], body, c.peer)
+	if cap(reply) <= keptConnBuf {
+		c.reply = reply[:0]
+	}
+	if len(reply) == 0 {
+		return nil
+	}
+	return reply
+}
+
+// keptConnBuf is the largest body or reply buffer a connection keeps: a
+// match's messages are under 1 KiB, a round end's batch under 4 KiB; a
+// rare larger one is left to the collector rather than held per
+// connection.
+const keptConnBuf = 16 << 10
 
 // begin marks c in a request, unless the server is stopping.
 func (s *fastServer) begin(c *fastConn) bool {
