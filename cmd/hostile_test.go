@@ -24,6 +24,7 @@ import (
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/referee"
+	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
@@ -135,7 +136,7 @@ func TestHostileInputThenLeague(t *testing.T) {
 	client := httprpc.NewClient(httprpc.ClientConfig{})
 	defer client.CloseIdleConnections()
 	caller := newAgentClient(client, cfg, logger)
-	mgrSrv := &lateServer{}
+	mgrSrv := &transport.LateMux{}
 	srvCfg := httprpc.ServerConfig{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	is.NoErr(err)
@@ -147,7 +148,7 @@ func TestHostileInputThenLeague(t *testing.T) {
 	mgr := league.New(mo, caller, logger)
 	mux := mgr.Handler()
 	mux.SetRateLimit(rateLimitOf(cfg))
-	mgrSrv.mux.Store(mux)
+	mgrSrv.Set(mux)
 	go func() { _, _ = mgr.Run(ctx) }()
 
 	runtime.GC()
@@ -209,22 +210,22 @@ func TestHostileInputThenLeague(t *testing.T) {
 
 	// Now a normal league on the same manager.
 	n := transporttest.HTTP()
-	refSrv := &lateServer{}
+	refSrv := &transport.LateMux{}
 	refEP := n.Serve(t, "referee", refSrv)
 	ro := refereeOptions(cfg, seed)
 	ro.RequestedID, ro.DisplayName, ro.MaxConcurrent, ro.ManagerEndpoint, ro.Endpoint = "REF01", "Referee 01", 10, ep, refEP
 	ref := referee.New(ro, caller, logger)
-	refSrv.mux.Store(ref.Handler())
+	refSrv.Set(ref.Handler())
 	go func() { _ = ref.Run(ctx) }()
 	for i := 1; i <= 4; i++ {
 		id := fmt.Sprintf("P%02d", i)
-		srv := &lateServer{}
+		srv := &transport.LateMux{}
 		pep := n.Serve(t, id, srv)
 		po := playerOptions(cfg, seed)
 		po.RequestedID, po.DisplayName, po.ManagerEndpoint, po.Endpoint = id, "Player "+id[1:], ep, pep
 		po.Strategy, _ = player.StrategyByName("random")
 		p := player.New(po, caller, logger)
-		srv.mux.Store(p.Handler())
+		srv.Set(p.Handler())
 		go func() { _ = p.Run(ctx) }()
 	}
 	start := n.Client(5 * time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path"
 	"testing"
 	"time"
 
@@ -87,19 +88,22 @@ func TestWholeLeagues(t *testing.T) {
 	all := strategiesOf(t, player.StrategyNames()...)
 	results := map[string]map[int][]protocol.StandingRow{}
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
-		results[n.Name] = map[int][]protocol.StandingRow{}
+		net := path.Base(t.Name()) // mem, mem-inline, http
+		results[net] = map[int][]protocol.StandingRow{}
 		for players := 2; players <= 17; players++ {
 			t.Run(fmt.Sprint(players), func(t *testing.T) {
 				lc := playLeague(t, n, leagueSpec{cfg: cfg, seed: uint64(1000 + players), players: players,
 					referees: 1 + players%3, strategies: all, maxConcurrent: 2})
 				checkInvariants(t, lc, players, cfg.Scoring)
-				results[n.Name][players] = lc.FinalStandings
+				results[net][players] = lc.FinalStandings
 			})
 		}
 	})
 	is := is.New(t)
+	is.Equal(len(results), 3) // every network ran
 	for players := 2; players <= 17; players++ {
-		is.Equal(results["mem"][players], results["http"][players]) // same standings on both networks
+		is.Equal(results["mem"][players], results["http"][players])        // same standings on every network
+		is.Equal(results["mem-inline"][players], results["http"][players]) // same standings on every network
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/leaguectl/leaguectl/config"
@@ -74,45 +73,6 @@ func playerOptions(cfg config.Config, seed uint64) player.Options {
 	}
 }
 
-// lateServer is an endpoint whose agent is made once the endpoint is
-// known: an agent puts its own endpoint in its registration.
-type lateServer struct{ mux atomic.Pointer[transport.Mux] }
-
-func (s *lateServer) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	if m := s.mux.Load(); m != nil {
-		return m.ServeMessage(ctx, body, peer)
-	}
-	return s.AppendMessage(ctx, nil, body, peer)
-}
-
-// AppendMessage implements transport.AppendingServer: the Mux's, once
-// made.
-func (s *lateServer) AppendMessage(ctx context.Context, dst, body []byte, peer transport.Peer) []byte {
-	if m := s.mux.Load(); m != nil {
-		return m.AppendMessage(ctx, dst, body, peer)
-	}
-	return protocol.AppendError(dst, nil, protocol.ToRPCError(protocol.Errorf(protocol.ErrServiceUnavailable, "starting")))
-}
-
-// ServesBatchesInOrder implements transport.InOrderServer: the Mux does,
-// and before it is made every body gets one error.
-func (s *lateServer) ServesBatchesInOrder() bool { return true }
-
-// HandlerTimeout implements transport.HandlerBound: the Mux's, once made.
-func (s *lateServer) HandlerTimeout() time.Duration {
-	if m := s.mux.Load(); m != nil {
-		return m.HandlerTimeout()
-	}
-	return transport.DefaultHandlerTimeout
-}
-
-func (s *lateServer) Health() any {
-	if m := s.mux.Load(); m != nil {
-		return m.Health()
-	}
-	return map[string]string{"status": "starting"}
-}
-
 // runLocalLeague plays a whole league on nw: the manager, every referee and
 // every player on an endpoint of its own, each calling the others through
 // caller, exactly as separate processes would. Ids are asked for (REF01…,
@@ -129,8 +89,8 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 		}
 	}()
 	var listener transport.Listener // the last one listen made
-	listen := func(name string) (*lateServer, string, error) {
-		s := &lateServer{}
+	listen := func(name string) (*transport.LateMux, string, error) {
+		s := &transport.LateMux{}
 		l, err := nw.Listen(name, s)
 		if err != nil {
 			return nil, "", &exitError{code: ExitNetwork, err: fmt.Errorf("listen %s: %w", name, err)}
@@ -151,7 +111,7 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 	if err := mgr.Restore(ctx); err != nil {
 		return nil, runtimeErr(err)
 	}
-	srv.mux.Store(mgr.Handler())
+	srv.Set(mgr.Handler())
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -172,7 +132,7 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 		ro.RequestedID, ro.DisplayName, ro.MaxConcurrent = id, "Referee "+id[3:], spec.maxConcurrent
 		ro.ManagerEndpoint, ro.Endpoint = mgrEndpoint, ep
 		ref := referee.New(ro, caller, logger.With(slog.String("agent_id", "referee:"+id)))
-		srv.mux.Store(ref.Handler())
+		srv.Set(ref.Handler())
 		wg.Go(func() {
 			if err := ref.Run(ctx); err != nil && ctx.Err() == nil {
 				failed <- fmt.Errorf("referee %s: %w", id, err)
@@ -198,7 +158,7 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 			}
 		}
 		p := player.New(po, caller, logger.With(slog.String("agent_id", "player:"+id)))
-		srv.mux.Store(p.Handler())
+		srv.Set(p.Handler())
 		wg.Go(func() {
 			if err := p.Run(ctx); err != nil && ctx.Err() == nil {
 				failed <- fmt.Errorf("player %s: %w", id, err)

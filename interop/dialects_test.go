@@ -224,11 +224,11 @@ func TestMixedDialectsLeague(t *testing.T) {
 				client := n.Client(5 * time.Second)
 				logger := slog.New(slog.DiscardHandler)
 
-				mgrSrv := &late{}
+				mgrSrv := &transport.LateMux{}
 				mgrEP := n.Serve(t, "manager", mgrSrv)
 				mgr := league.New(league.Options{LeagueID: "mixed", Seed: 9, Endpoint: mgrEP, MinPlayers: 4, MinReferees: 1,
 					CallTimeout: 5 * time.Second, MatchTimeout: 20 * time.Second}, client, logger)
-				mgrSrv.set(mgr.Handler())
+				mgrSrv.Set(mgr.Handler())
 				result := make(chan error, 1)
 				go func() { _, err := mgr.Run(ctx); result <- err }()
 
@@ -240,12 +240,12 @@ func TestMixedDialectsLeague(t *testing.T) {
 						"display_name": "Referee-B", "version": "2.1.0", "game_types": []string{"even_odd"},
 						"contact_endpoint": ep, "max_concurrent_matches": 1})
 				} else {
-					refSrv := &late{}
+					refSrv := &transport.LateMux{}
 					ep := n.Serve(t, "referee", refSrv)
 					ref := referee.New(referee.Options{RequestedID: "REF01", MaxConcurrent: 2, Seed: 9, ManagerEndpoint: mgrEP,
 						Endpoint: ep, JoinTimeout: 5 * time.Second, ChoiceTimeout: 5 * time.Second, CallTimeout: 5 * time.Second},
 						client, logger)
-					refSrv.set(ref.Handler())
+					refSrv.Set(ref.Handler())
 					go func() { _ = ref.Run(ctx) }()
 				}
 				completed := make(chan string, 4)
@@ -259,11 +259,11 @@ func TestMixedDialectsLeague(t *testing.T) {
 					is.Equal(got, fmt.Sprintf("P%02d", i+1)) // the manager picks the ids
 				}
 				for i := 3; i <= 4; i++ {
-					srv := &late{}
+					srv := &transport.LateMux{}
 					ep := n.Serve(t, fmt.Sprintf("player-%d", i), srv)
 					p := player.New(player.Options{RequestedID: fmt.Sprintf("P%02d", i), Seed: 9, ManagerEndpoint: mgrEP,
 						Endpoint: ep, CallTimeout: 5 * time.Second}, client, logger)
-					srv.set(p.Handler())
+					srv.Set(p.Handler())
 					ours = append(ours, p)
 					go func() { _ = p.Run(ctx) }()
 				}
@@ -295,19 +295,4 @@ func TestMixedDialectsLeague(t *testing.T) {
 			})
 		})
 	}
-}
-
-// late is an endpoint whose agent is made once the endpoint is known.
-type late struct {
-	mu  sync.Mutex
-	mux *transport.Mux
-}
-
-func (l *late) set(m *transport.Mux) { l.mu.Lock(); l.mux = m; l.mu.Unlock() }
-
-func (l *late) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	l.mu.Lock()
-	m := l.mux
-	l.mu.Unlock()
-	return m.ServeMessage(ctx, body, peer)
 }

@@ -137,16 +137,6 @@ func (s *logSink) wait(t *testing.T, msg string) {
 	}
 }
 
-// lateServer serves a mux that is set once the endpoint is known.
-type lateServer struct{ mux atomic.Pointer[transport.Mux] }
-
-func (s *lateServer) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	if m := s.mux.Load(); m != nil {
-		return m.ServeMessage(ctx, body, peer)
-	}
-	return protocol.AppendError(nil, nil, protocol.ToRPCError(protocol.Errorf(protocol.ErrServiceUnavailable, "starting")))
-}
-
 func mgrEnvelope(t protocol.MessageType, conv, token string) protocol.Envelope {
 	return protocol.Envelope{Protocol: protocol.Version, MessageType: t, Sender: "league_manager:LM01",
 		Timestamp: epochText, ConversationID: conv, LeagueID: mgrLeague, AuthToken: token}
@@ -300,11 +290,11 @@ func newHarness(t *testing.T, n *transporttest.Net, opts referee.Options, mgr *f
 	if mgr != nil {
 		h.mgrEP = n.Serve(t, "manager", mgr.mux)
 	}
-	ls := &lateServer{}
+	ls := &transport.LateMux{}
 	h.refEP = n.Serve(t, "referee", ls)
 	opts.ManagerEndpoint, opts.Endpoint = h.mgrEP, h.refEP
 	h.ref = referee.New(opts, n.Client(waitLimit), slog.New(h.logs))
-	ls.mux.Store(h.ref.Handler())
+	ls.Set(h.ref.Handler())
 	return h
 }
 

@@ -214,10 +214,14 @@ func (b *Bus) ReturnsBody(endpoint string) bool { return b.inline && b.InProcess
 // listened, replies are left alone: a reply given back could be one that
 // such a server kept.
 func (b *Bus) RecycleReply(_ string, reply []byte) {
-	if b.inline && !b.mixed.Load() {
+	if b.RecyclesReplies() {
 		b.replies.Put(reply)
 	}
 }
+
+// RecyclesReplies reports whether RecycleReply takes replies back: the bus
+// is inline, and every server that has listened appends its replies.
+func (b *Bus) RecyclesReplies() bool { return b.inline && !b.mixed.Load() }
 
 // listener is the listener of endpoint, or nil.
 func (b *Bus) listener(endpoint string) *Listener {

@@ -194,17 +194,20 @@ func TestInlineRecyclesReplies(t *testing.T) {
 	_, err := plain.Listen("a", appending)
 	is.NoErr(err)
 	is.True(!reused(plain, "mem://a")) // a plain bus recycles nothing
+	is.True(!plain.RecyclesReplies())
 
 	b := mem.NewBus()
 	b.Inline()
 	_, err = b.Listen("a", appending)
 	is.NoErr(err)
 	is.True(reused(b, "mem://a")) // given back, and used again
+	is.True(b.RecyclesReplies())
 
 	kept := []byte(`{"kept":true}`)
 	_, err = b.Listen("k", serverFunc(func(context.Context, []byte, transport.Peer) []byte { return kept }))
 	is.NoErr(err)
 	is.True(!reused(b, "mem://a")) // not even the appending server's, now
+	is.True(!b.RecyclesReplies())
 	b.RecycleReply("mem://k", kept)
 	is.True(!reused(b, "mem://a"))
 	is.Equal(string(kept), `{"kept":true}`) // the other server's reply, untouched

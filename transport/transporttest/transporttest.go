@@ -132,7 +132,9 @@ func (n *Net) ReturnsBody(endpoint string) bool {
 // test does.
 func (n *Net) RecycleReply(endpoint string, reply []byte) {
 	if r, ok := n.Network.(transport.ReplyRecycler); ok {
-		if n.poison {
+		// Only a reply the bus takes back is the caller's to overwrite:
+		// any other may be one its server kept.
+		if b, ok := n.Network.(*mem.Bus); ok && n.poison && b.RecyclesReplies() {
 			poisonAll(reply)
 		}
 		r.RecycleReply(endpoint, reply)
