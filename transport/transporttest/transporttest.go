@@ -147,8 +147,10 @@ func (n *Net) CloseIdle() { n.closeIdle() }
 // RoundTripTaking implements transport.BodyTaker as the network under test
 // does, so that tests see the bus take bodies as a process does.
 func (n *Net) RoundTripTaking(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
-	body, done := n.lend(endpoint, body)
-	defer done()
+	body, poison := n.lend(endpoint, body)
+	if poison != nil {
+		defer poisonAll(poison)
+	}
 	if bt, ok := n.Network.(transport.BodyTaker); ok {
 		return bt.RoundTripTaking(ctx, endpoint, body)
 	}
@@ -158,18 +160,21 @@ func (n *Net) RoundTripTaking(ctx context.Context, endpoint string, body []byte)
 // RoundTrip implements transport.RoundTripper: the network's, with a lent
 // body overwritten once the call returns when the network is Poisoned.
 func (n *Net) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
-	body, done := n.lend(endpoint, body)
-	defer done()
+	body, poison := n.lend(endpoint, body)
+	if poison != nil {
+		defer poisonAll(poison)
+	}
 	return n.Network.RoundTrip(ctx, endpoint, body)
 }
 
 // lend is the body to give the network for a call to endpoint: on a
-// Poisoned network that lends bodies, a copy that done overwrites once the
-// call is over (the caller's own buffer is the caller's to keep).
-func (n *Net) lend(endpoint string, body []byte) (lent []byte, done func()) {
+// Poisoned network that lends bodies, a copy, also returned as poison, to
+// be overwritten once the call is over (the caller's own buffer is the
+// caller's to keep).
+func (n *Net) lend(endpoint string, body []byte) (lent, poison []byte) {
 	if !n.poison || !n.ReturnsBody(endpoint) {
-		return body, func() {}
+		return body, nil
 	}
 	lent = append([]byte(nil), body...)
-	return lent, func() { poisonAll(lent) }
+	return lent, lent
 }
