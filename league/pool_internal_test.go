@@ -119,26 +119,3 @@ func TestPoolGiveUp(t *testing.T) {
 	is.Equal(g.slot, ref)
 	is.Equal(len(p.free), 0)
 }
-
-// TestDeadlines: every call a broadcast starts gets at least its timeout,
-// and calls starting together share one context.
-func TestDeadlines(t *testing.T) {
-	is := is.New(t)
-	d := deadlines{parent: context.Background(), timeout: time.Minute}
-	defer d.stop()
-	seen := map[context.Context]bool{}
-	for range 1000 {
-		start := time.Now()
-		ctx := d.get()
-		dl, ok := ctx.Deadline()
-		is.True(ok)
-		is.True(!dl.Before(start.Add(time.Minute))) // at least the timeout
-		is.True(dl.Before(start.Add(time.Minute + 2*deadlineWindow)))
-		seen[ctx] = true
-	}
-	is.True(len(seen) < 1000) // shared
-	d.stop()
-	for ctx := range seen {
-		is.True(ctx.Err() != nil) // released
-	}
-}

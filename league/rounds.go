@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leaguectl/leaguectl/internal/deadline"
 	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/internal/rng"
 	"github.com/leaguectl/leaguectl/protocol"
@@ -619,7 +620,7 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 	// calls in flight as a goroutine per recipient behind a semaphore, for
 	// a goroutine hand-over per worker instead of one per recipient.
 	workers := min(m.opts.BroadcastConcurrency, len(to))
-	dl := &deadlines{parent: ctx, timeout: m.opts.CallTimeout}
+	dl := deadline.New(ctx, m.opts.CallTimeout, 0, nil)
 	var next, left atomic.Int64
 	left.Store(int64(workers))
 	had := make([]atomic.Int64, len(steps))
@@ -635,13 +636,13 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 	if sending < 2 {
 		batcher = nil
 	}
-	bdl := &deadlines{parent: ctx, timeout: time.Duration(sending) * m.opts.CallTimeout}
+	bdl := deadline.New(ctx, time.Duration(sending)*m.opts.CallTimeout, 0, nil)
 	for range workers {
 		t.wg.Go(func() {
 			defer func() {
 				if left.Add(-1) == 0 {
-					dl.stop()
-					bdl.stop()
+					dl.Stop()
+					bdl.Stop()
 				}
 			}()
 			for {
@@ -658,7 +659,7 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 							calls = append(calls, transport.BatchCall{Method: s.method, Params: msgs[k].To(tokens[i])})
 						}
 					}
-					errs = batcher.CallBatch(bdl.get(), a.endpoint, calls)
+					errs = batcher.CallBatch(bdl.Get(), a.endpoint, calls)
 				}
 				for k, s := range steps {
 					if msgs[k] != nil {
@@ -666,7 +667,7 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 						if errs != nil {
 							err, errs = errs[0], errs[1:]
 						} else {
-							err = m.caller.Call(dl.get(), a.endpoint, s.method, msgs[k].To(tokens[i]), nil)
+							err = m.caller.Call(dl.Get(), a.endpoint, s.method, msgs[k].To(tokens[i]), nil)
 						}
 						if err != nil {
 							m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", s.method),
@@ -736,45 +737,6 @@ func (m *Manager) closeDone(mt *match) {
 		close(mt.done)
 	}
 	mt.done = m.closedDone
-}
-
-// deadlines gives the calls of a broadcast contexts whose deadline is at
-// least timeout after the call starts. Calls that start within the same
-// deadlineWindow share one context, and so one timer, instead of a timer
-// each: a broadcast to N players starts N calls within a few milliseconds.
-type deadlines struct {
-	parent  context.Context
-	timeout time.Duration
-
-	mu      sync.Mutex
-	cur     context.Context
-	until   time.Time // cur is handed out until then
-	cancels []context.CancelFunc
-}
-
-// deadlineWindow is how long a broadcast's calls share a deadline; a call
-// gets at most this much more than its timeout.
-const deadlineWindow = 5 * time.Millisecond
-
-func (d *deadlines) get() context.Context {
-	now := time.Now()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.cur == nil || now.After(d.until) {
-		ctx, cancel := context.WithTimeout(d.parent, d.timeout+deadlineWindow)
-		d.cur, d.until = ctx, now.Add(deadlineWindow)
-		d.cancels = append(d.cancels, cancel)
-	}
-	return d.cur
-}
-
-// stop releases every context handed out; the calls must be over.
-func (d *deadlines) stop() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, cancel := range d.cancels {
-		cancel()
-	}
 }
 
 // pool hands out referee slots: one per unit of a referee's capacity. A

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/leaguectl/leaguectl/internal/deadline"
 	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/internal/rng"
 	"github.com/leaguectl/leaguectl/protocol"
@@ -83,9 +84,10 @@ func (r *Referee) setState(m *match, s string) {
 }
 
 // play runs one match from invitations to an acknowledged report.
-func (r *Referee) play(ctx context.Context, m *match) {
+func (r *Referee) play(life *lifetime, m *match) {
+	ctx := life.ctx
 	r.setState(m, stateInviting)
-	r.bothWithin(ctx, r.opts.JoinTimeout, func(ctx context.Context) { r.invite(ctx, m, &m.a, &m.b) },
+	r.bothWithin(life.join, func(ctx context.Context) { r.invite(ctx, m, &m.a, &m.b) },
 		func(ctx context.Context) { r.invite(ctx, m, &m.b, &m.a) })
 	if ctx.Err() != nil {
 		r.abandon(ctx, m)
@@ -93,7 +95,7 @@ func (r *Referee) play(ctx context.Context, m *match) {
 	}
 	if m.a.fail == nil && m.b.fail == nil {
 		r.setState(m, stateChoosing)
-		r.bothWithin(ctx, r.opts.ChoiceTimeout, func(ctx context.Context) { r.askParity(ctx, m, &m.a, &m.b) },
+		r.bothWithin(life.choice, func(ctx context.Context) { r.askParity(ctx, m, &m.a, &m.b) },
 			func(ctx context.Context) { r.askParity(ctx, m, &m.b, &m.a) })
 		if ctx.Err() != nil {
 			r.abandon(ctx, m)
@@ -118,10 +120,9 @@ func (r *Referee) play(ctx context.Context, m *match) {
 	// Both players are told at once. A player that did not fail gets one
 	// GAME_OVER within a call timeout from now: one deadline, and one
 	// timer, serves both of a match played out.
-	told, cancel := context.WithTimeout(ctx, r.callTimeout())
+	told := life.call.Get()
 	r.both(func() { r.notifyEnd(ctx, told, m, &m.a, &m.b, result) }, func() { r.notifyEnd(ctx, told, m, &m.b, &m.a, result) })
-	cancel()
-	r.report(ctx, m)
+	r.report(life, m)
 }
 
 // abandon gives up a match because the referee is stopping: the calls of
@@ -144,11 +145,11 @@ func (r *Referee) both(f, g func()) {
 	wg.Wait()
 }
 
-// bothWithin runs f and g at once, each with ctx bounded by d from now,
-// and waits for both: the two players of a phase share one deadline.
-func (r *Referee) bothWithin(ctx context.Context, d time.Duration, f, g func(ctx context.Context)) {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
+// bothWithin runs f and g at once, each with a context of phase (its
+// timeout from now), and waits for both: the two players of a phase share
+// one deadline.
+func (r *Referee) bothWithin(phase *deadline.Shared, f, g func(ctx context.Context)) {
+	ctx := phase.Get()
 	r.both(func() { f(ctx) }, func() { g(ctx) })
 }
 
@@ -376,7 +377,8 @@ func (r *Referee) tell(ctx context.Context, patience time.Duration, endpoint, me
 
 // report sends the result to the manager until it is acknowledged, the
 // manager refuses it for good, or ctx ends.
-func (r *Referee) report(ctx context.Context, m *match) {
+func (r *Referee) report(life *lifetime, m *match) {
+	ctx := life.ctx
 	r.mu.Lock()
 	res := m.result
 	r.mu.Unlock()
@@ -389,9 +391,8 @@ func (r *Referee) report(ctx context.Context, m *match) {
 	}
 	retry := r.opts.Retry.Forever()
 	retry.MaxElapsed = 0
-	err := retry.Do(ctx, func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, r.callTimeout())
-		defer cancel()
+	err := retry.Do(ctx, func(context.Context) error {
+		ctx := life.call.Get() // a call timeout from now, within the referee's life
 		var ack protocol.MatchResultReportAck
 		return r.caller.Call(ctx, r.managerEndpoint(), protocol.MethodReportMatchResult, rep, &ack)
 	}, nil)

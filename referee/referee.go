@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leaguectl/leaguectl/internal/deadline"
 	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -90,7 +91,7 @@ type Referee struct {
 	manualRegs int
 	state      string
 	lastErr    string
-	life       context.Context // the context of Run: matches live in it
+	life       *lifetime // Run's: matches live in it
 	matches    map[string]*match
 	// finished lists the finished matches still in matches, oldest first.
 	finished []string
@@ -104,6 +105,25 @@ type Referee struct {
 	pool      gopool.Pool
 	origin    protocol.Origin
 	deadlines protocol.Stamper
+}
+
+// lifetime is a Run of the referee: its context, in which matches live,
+// and the deadlines of their phases, each shared by the matches whose
+// phase starts within a few milliseconds of another's (one timer for them
+// all, not one each; a phase gets at most deadline.Window more than its
+// timeout).
+type lifetime struct {
+	ctx                context.Context
+	join, choice, call *deadline.Shared
+}
+
+func (r *Referee) newLifetime(ctx context.Context) *lifetime {
+	return &lifetime{
+		ctx:    ctx,
+		join:   deadline.New(ctx, r.opts.JoinTimeout, 0, nil),
+		choice: deadline.New(ctx, r.opts.ChoiceTimeout, 0, nil),
+		call:   deadline.New(ctx, r.callTimeout(), 0, nil),
+	}
 }
 
 // New returns a Referee that calls others through caller.
@@ -168,7 +188,7 @@ func (r *Referee) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.mu.Lock()
-	r.life = ctx
+	r.life = r.newLifetime(ctx)
 	r.mu.Unlock()
 	defer r.inflight.Wait()
 	// Once Run returns nobody waits for a match any more: START_MATCH is
@@ -392,7 +412,7 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 	}
 	r.mu.Lock()
 	life := r.life
-	if life == nil || life.Err() != nil {
+	if life == nil || life.ctx.Err() != nil {
 		r.mu.Unlock()
 		return nil, protocol.Errorf(protocol.ErrServiceUnavailable, "referee is not running")
 	}
@@ -438,13 +458,13 @@ func (r *Referee) awaitRegistration(ctx context.Context) error {
 	r.mu.Lock()
 	life := r.life
 	r.mu.Unlock()
-	if life == nil || life.Err() != nil {
+	if life == nil || life.ctx.Err() != nil {
 		return protocol.Errorf(protocol.ErrServiceUnavailable, "referee is not running")
 	}
 	select {
 	case <-r.registered:
 		return nil
-	case <-life.Done():
+	case <-life.ctx.Done():
 		return protocol.Errorf(protocol.ErrServiceUnavailable, "referee is not running")
 	case <-ctx.Done():
 		return protocol.Errorf(protocol.ErrServiceUnavailable, "referee is not registered yet")
