@@ -50,12 +50,17 @@ func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
 	// are not played again.
 	var told *telling
 	defer func() { told.wait() }() // nothing is left sending when Run returns
+	// A dispatched match's time runs from a deadline shared with the
+	// matches dispatched within a few milliseconds of it: one timer for
+	// them all, not one each.
+	matchTime := deadline.New(ctx, m.opts.MatchTimeout, 0, nil)
+	defer matchTime.Stop()
 	if closed < rounds {
 		told = m.tell(ctx, m.inMatchOrder(closed+1), []step{m.announcement(closed + 1)})
 	}
 	for r := closed + 1; r <= rounds; r++ {
 		var err error
-		if told, err = m.playRound(ctx, r, told); err != nil {
+		if told, err = m.playRound(ctx, r, told, matchTime); err != nil {
 			return nil, err
 		}
 	}
@@ -81,7 +86,7 @@ func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
 // Three waits for the slowest of N calls a round become one (64 players
 // over HTTP: about 2,230 → 2,570 matches/s), and a slow player delays its
 // own match, not the round.
-func (m *Manager) playRound(ctx context.Context, r int, told *telling) (*telling, error) {
+func (m *Manager) playRound(ctx context.Context, r int, told *telling, matchTime *deadline.Shared) (*telling, error) {
 	m.mu.Lock()
 	// A restored manager may have counted matches of the round after r
 	// already: the round under way does not step back.
@@ -95,7 +100,7 @@ func (m *Manager) playRound(ctx context.Context, r int, told *telling) (*telling
 	for _, mt := range ms {
 		wg.Go(func() {
 			if told.heard(ctx, mt.A) && told.heard(ctx, mt.B) {
-				m.runMatch(ctx, mt)
+				m.runMatch(ctx, mt, matchTime)
 			}
 		})
 	}
@@ -268,7 +273,7 @@ func interleave(slots []*agent) []*agent {
 // match timeout pass without a report, loses the match to another referee
 // (or to itself, once it is back); a report that comes late from an
 // earlier referee still counts if no other came first.
-func (m *Manager) runMatch(ctx context.Context, mt *match) {
+func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.Shared) {
 	done := m.doneOf(mt)
 	select {
 	case <-done:
@@ -298,9 +303,11 @@ func (m *Manager) runMatch(ctx context.Context, mt *match) {
 		mt.assign(ref.id)
 		m.mu.Unlock()
 
+		// The match timeout from now (and within ctx): for the START_MATCH
+		// call, and for the result.
+		within := matchTime.Get()
 		callErr := make(chan error, 1)
-		m.pool.Go(func() { callErr <- m.startMatch(ctx, ref, mt) })
-		timeout := time.NewTimer(m.opts.MatchTimeout)
+		m.pool.Go(func() { callErr <- m.startMatch(within, ref, mt) })
 		lost := false
 		select {
 		case <-done:
@@ -313,17 +320,17 @@ func (m *Manager) runMatch(ctx context.Context, mt *match) {
 			}
 			select {
 			case <-done:
-			case <-timeout.C:
+			case <-within.Done():
+				if ctx.Err() != nil {
+					break // stopped, not timed out
+				}
 				lost = true
 				m.log.LogAttrs(ctx, slog.LevelWarn, "no result in time, handing the match to another referee",
 					slog.String("match_id", mt.MatchID), slog.String("referee_id", ref.id))
-			case <-ctx.Done():
 			}
-		case <-timeout.C:
-			lost = true
-		case <-ctx.Done():
+		case <-within.Done():
+			lost = ctx.Err() == nil
 		}
-		timeout.Stop()
 		m.slots.release(ref)
 		if !lost || ctx.Err() != nil {
 			return
@@ -357,8 +364,9 @@ func (m *Manager) wait(ctx context.Context, mt *match, d time.Duration) bool {
 	return false
 }
 
-// startMatch sends START_MATCH. A referee of another implementation may
-// answer only when the match is over; the caller does not wait for that.
+// startMatch sends START_MATCH within ctx, the match timeout. A referee of
+// another implementation may answer only when the match is over; the
+// caller does not wait for that.
 func (m *Manager) startMatch(ctx context.Context, ref *agent, mt *match) error {
 	m.mu.Lock()
 	a, b := m.agents[mt.A], m.agents[mt.B]
@@ -381,8 +389,6 @@ func (m *Manager) startMatch(ctx context.Context, ref *agent, mt *match) error {
 		LeagueManagerEndpoint: m.opts.Endpoint,
 		MatchSeed:             &seed,
 	}
-	ctx, cancel := context.WithTimeout(ctx, m.opts.MatchTimeout)
-	defer cancel()
 	var ack protocol.StartMatchAck
 	err := m.caller.Call(ctx, ref.endpoint, protocol.ToolName(protocol.TypeStartMatch), sm, &ack)
 	if err != nil {
