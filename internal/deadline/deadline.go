@@ -48,19 +48,21 @@ func New(parent context.Context, timeout, window time.Duration, now func() time.
 }
 
 // Get returns a context whose deadline is at least the timeout from now.
-// Contexts whose deadline has passed are cancelled here, which frees what
-// they hold (their timers have fired): a Shared that lives as long as its
-// parent holds only the contexts of the last timeout.
+// The contexts whose deadline has passed are forgotten here, not
+// cancelled: each ends by its own timer, with context.DeadlineExceeded as
+// a context.WithTimeout of its own would (cancelling one whose timer had
+// not fired yet would end it with context.Canceled, which callers take
+// for something else than a timeout), and once ended it holds nothing. A
+// Shared that lives as long as its parent keeps only the last timeout's.
 func (s *Shared) Get() context.Context {
-	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.now() // under the lock: a wait for it must not shorten the deadline
 	if s.cur != nil && !now.After(s.until) {
 		return s.cur
 	}
 	over := 0
 	for over < len(s.live) && now.After(s.live[over].end) {
-		s.live[over].cancel()
 		over++
 	}
 	s.live = append(s.live[:0], s.live[over:]...)
@@ -71,8 +73,8 @@ func (s *Shared) Get() context.Context {
 	return ctx
 }
 
-// Stop cancels every context handed out; whoever got them must be done
-// with them.
+// Stop cancels every context handed out that has not reached its
+// deadline: whatever still uses one stops (context.Canceled).
 func (s *Shared) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -42,13 +42,34 @@ func TestShared(t *testing.T) {
 
 	c.t = start.Add(timeout + window + time.Nanosecond) // first's deadline has passed
 	third := s.Get()
-	is.Equal(len(s.live), 2) // first let go of
-	is.True(first.Err() != nil)
+	is.Equal(len(s.live), 2) // first forgotten
+	is.NoErr(first.Err())    // but not cancelled: it ends by its own timer (here, on the real clock, not yet)
 	is.NoErr(second.Err())
 
 	s.Stop()
-	is.True(second.Err() != nil) // Stop ends them all
+	is.True(second.Err() != nil) // Stop ends those not over
 	is.True(third.Err() != nil)
+}
+
+// TestSharedExpiresAsDeadlineExceeded: a context whose deadline has passed
+// ends with context.DeadlineExceeded, as a context.WithTimeout of its own
+// would, even when a Get comes between its deadline and its timer (the
+// referee takes a Canceled call for a player not available, E006, and
+// does not retry it).
+func TestSharedExpiresAsDeadlineExceeded(t *testing.T) {
+	s := New(context.Background(), time.Millisecond, time.Millisecond, nil)
+	defer s.Stop()
+	for range 100 {
+		ctx := s.Get()
+		dl, _ := ctx.Deadline()
+		for !time.Now().After(dl) { // the deadline passes, the timer may not have fired yet
+		}
+		s.Get() // a new window, after ctx's deadline
+		<-ctx.Done()
+		if err := ctx.Err(); err != context.DeadlineExceeded {
+			t.Fatalf("ended with %v", err)
+		}
+	}
 }
 
 // TestSharedEndsWithParent: the contexts are the parent's.
