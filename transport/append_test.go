@@ -8,31 +8,15 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
-
-// appendMux serves "echo", answering {"said":…} with the request's own
-// word.
-func appendMux() *transport.Mux {
-	m := transport.NewMux(nil)
-	m.HandleFunc("echo", func(_ context.Context, r *transport.Request) (any, error) {
-		var p struct {
-			Say string `json:"say"`
-		}
-		if err := protocol.DecodeInto(r.Params, &p); err != nil {
-			return nil, err
-		}
-		return map[string]string{"said": p.Say}, nil
-	})
-	return m
-}
 
 // TestAppendMessage: the Mux appends to dst exactly the bytes ServeMessage
 // returns, keeps what dst held, and returns dst unchanged when nothing is
 // to be answered; a batch's notifications leave no separator behind.
 func TestAppendMessage(t *testing.T) {
-	m := appendMux()
+	m := transporttest.EchoMux()
 	peer := transport.Peer{Network: "test", Addr: "here", Loopback: true}
 	for _, c := range []struct{ name, body, want string }{
 		{"request", `{"jsonrpc":"2.0","method":"echo","params":{"say":"hi"},"id":7}`,

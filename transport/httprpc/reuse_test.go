@@ -9,9 +9,9 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
 // poisoningRT is the client, overwriting every reply given back before
@@ -33,17 +33,7 @@ func (p poisoningRT) RecycleReply(endpoint string, reply []byte) {
 // exact, none carrying what an earlier one left.
 func TestBuffersUsedAgain(t *testing.T) {
 	is := is.New(t)
-	m := transport.NewMux(nil)
-	m.HandleFunc("echo", func(_ context.Context, r *transport.Request) (any, error) {
-		var p struct {
-			Say string `json:"say"`
-		}
-		if err := protocol.DecodeInto(r.Params, &p); err != nil {
-			return nil, err
-		}
-		return map[string]string{"said": p.Say}, nil
-	})
-	l, _ := startServer(t, m, httprpc.ServerConfig{})
+	l, _ := startServer(t, transporttest.EchoMux(), httprpc.ServerConfig{})
 	hc := httprpc.NewClient(httprpc.ClientConfig{})
 	defer hc.CloseIdleConnections()
 	c := transport.NewClient(poisoningRT{hc}, 5*time.Second)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
 	"github.com/leaguectl/leaguectl/transport/mem"
@@ -177,4 +178,19 @@ func (n *Net) lend(endpoint string, body []byte) (lent, poison []byte) {
 	}
 	lent = append([]byte(nil), body...)
 	return lent, lent
+}
+
+// EchoMux serves "echo": params {"say": s} are answered {"said": s}.
+func EchoMux() *transport.Mux {
+	m := transport.NewMux(nil)
+	m.HandleFunc("echo", func(_ context.Context, r *transport.Request) (any, error) {
+		var p struct {
+			Say string `json:"say"`
+		}
+		if err := protocol.DecodeInto(r.Params, &p); err != nil {
+			return nil, err
+		}
+		return map[string]string{"said": p.Say}, nil
+	})
+	return m
 }
