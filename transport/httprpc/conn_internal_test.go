@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +18,8 @@ import (
 	"testing/iotest"
 
 	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/internal/bufpool"
 )
 
 // TestReadResponse: what the client makes of the responses an HTTP/1.x
@@ -172,7 +175,8 @@ func TestClientStaleConnection(t *testing.T) {
 
 // FuzzReadResponse: whatever a server writes back, the client's response
 // reader returns a final status and a body within its limit, or an error;
-// it never panics or reads past the limit.
+// it never panics or reads past the limit. Read into a reply given back
+// (a buffer full of junk), it returns the very same.
 func FuzzReadResponse(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"))
 	f.Add([]byte("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nX: y\r\n\r\n"))
@@ -181,7 +185,14 @@ func FuzzReadResponse(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 413 Too Large\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab"))
 	const limit = 1 << 10
 	f.Fuzz(func(t *testing.T, in []byte) {
-		status, data, _, err := readResponse(bufio.NewReaderSize(bytes.NewReader(in), 16), limit)
+		status, data, keep, err := readResponse(bufio.NewReaderSize(bytes.NewReader(in), 16), limit)
+		replies := &bufpool.Pool{Max: 1 << 16}
+		replies.Put(bytes.Repeat([]byte{0xff}, 64))
+		var inOrder bool
+		status2, data2, keep2, err2 := readResponseOf(bufio.NewReaderSize(bytes.NewReader(in), 16), limit, &inOrder, replies)
+		if status2 != status || !bytes.Equal(data2, data) || keep2 != keep || fmt.Sprint(err2) != fmt.Sprint(err) {
+			t.Fatalf("into a reply given back: %d %q %v %v, not %d %q %v %v", status2, data2, keep2, err2, status, data, keep, err)
+		}
 		if err != nil {
 			return
 		}
