@@ -46,6 +46,12 @@ func FuzzServeMessage(f *testing.F) {
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		reply := tm.ServeMessage(ctx, body, transport.Peer{Network: "fuzz"})
+		// Appended to a buffer of the network's, with junk in its room, the
+		// reply is the same bytes, after what the buffer held.
+		dst := append(bytes.Repeat([]byte{0xff}, 600)[:0], "held"...)
+		if got := tm.AppendMessage(ctx, dst, body, transport.Peer{Network: "fuzz"}); string(got) != "held"+string(reply) {
+			t.Fatalf("appended %q, served %q", got, reply)
+		}
 		items, batch := protocol.DecodeRequests(body)
 		if reply == nil {
 			for _, it := range items {
