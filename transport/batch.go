@@ -108,12 +108,12 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 	size := 2
 	guard, sent := "", 0
 	for i, call := range calls {
-		p, buf, err := c.encodeParams(call.Params)
+		p, scratch, err := c.encodeParams(call.Params)
 		if err != nil {
 			errs[i] = err
 			continue
 		}
-		params[i] = encoded{p, buf}
+		params[i] = encoded{p, scratch}
 		size += len(p) + len(call.Method) + 70 // the request around them, a comma
 		if guard == "" || (!guarded(guard) && guarded(call.Method)) {
 			guard = call.Method
@@ -123,7 +123,7 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 	if sent == 0 {
 		return errs
 	}
-	body, keep := c.bodyBuffer(endpoint, size)
+	body, lent := c.bodyBuffer(endpoint, size)
 	var idBuf [20]byte
 	for i, call := range calls {
 		if errs[i] != nil {
@@ -133,8 +133,8 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 		c.bytes.Add(uint64(len(p.p)))
 		body = append(body, ',')
 		body = protocol.AppendRequest(body, strconv.AppendUint(idBuf[:0], first+uint64(i), 10), call.Method, p.p)
-		if p.buf != nil {
-			c.release(p.buf, p.p)
+		if p.scratch {
+			c.scratch.Put(p.p)
 		}
 	}
 	body[0] = '['
@@ -149,7 +149,9 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 		return errs
 	}
 	raw, err := c.roundTrip(ctx, to, guard, body)
-	c.releaseBody(keep, body)
+	if lent {
+		c.bodies.Put(body)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -182,11 +184,11 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 	return errs
 }
 
-// encoded is a call's params and the scratch buffer that holds them, if
-// any, to be given back with release.
+// encoded is a call's params, and whether they are in a buffer of the
+// client's scratch, to be given back once the body holds them.
 type encoded struct {
-	p   jsontext.Value
-	buf *[]byte
+	p       jsontext.Value
+	scratch bool
 }
 
 // forCall is err as the outcome of one call of a batch: an *Error is

@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/leaguectl/leaguectl/internal/bufpool"
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
@@ -36,7 +37,7 @@ type Client struct {
 	lender BodyLender
 	// recycler is rt when it takes back the replies it returned.
 	recycler       ReplyRecycler
-	bodies         sync.Pool // *[]byte
+	bodies         bufpool.Pool
 	defaultTimeout time.Duration
 	retry          Retry
 	breaker        Breaker
@@ -48,12 +49,12 @@ type Client struct {
 	bytes          atomic.Uint64
 	// scratch holds the encoded params of calls in progress: they are
 	// copied into each request's body, so their buffer is used again.
-	scratch sync.Pool // *[]byte
+	scratch bufpool.Pool
 }
 
-// maxScratch is the largest params buffer kept for another call: the
-// standings of a round up to about 400 players; a larger message is not
-// held on to.
+// maxScratch is the largest params or body buffer kept for another call:
+// the standings of a round up to about 400 players; a larger message is
+// not held on to.
 const maxScratch = 64 << 10
 
 // noRetryKey marks a context whose calls get one attempt.
@@ -163,7 +164,8 @@ func NewClient(rt RoundTripper, defaultTimeout time.Duration, opts ...ClientOpti
 		defaultTimeout = DefaultCallTimeout
 	}
 	c := &Client{rt: rt, defaultTimeout: defaultTimeout, breaker: DefaultBreaker(), retry: Retry{MaxRetries: 0},
-		logger: slog.New(slog.DiscardHandler), peers: map[string]*peer{}}
+		logger: slog.New(slog.DiscardHandler), peers: map[string]*peer{},
+		bodies: bufpool.Pool{Max: maxScratch}, scratch: bufpool.Pool{Max: maxScratch}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -195,12 +197,12 @@ func (c *Client) Call(ctx context.Context, endpoint, method string, params, repl
 		c.bytes.Add(uint64(a.Len()))
 	} else {
 		var err error
-		var buf *[]byte
-		if p, buf, err = c.encodeParams(params); err != nil {
+		var scratch bool
+		if p, scratch, err = c.encodeParams(params); err != nil {
 			return err
 		}
-		if buf != nil {
-			defer c.release(buf, p)
+		if scratch {
+			defer c.scratch.Put(p)
 		}
 		c.bytes.Add(uint64(len(p)))
 	}
@@ -285,10 +287,12 @@ func (c *Client) callAs(ctx context.Context, to *peer, method string, d dialect,
 	// {"jsonrpc":"2.0","method":…,"params":…,"id":…} is 45 bytes around
 	// the method, params and id: room for all of them at once, so that the
 	// body is allocated once, not grown.
-	buf, keep := c.bodyBuffer(endpoint, len(p)+len(wire)+len(id)+64)
+	buf, lent := c.bodyBuffer(endpoint, len(p)+len(wire)+len(id)+64)
 	body := protocol.AppendRequest(buf, id, wire, p)
 	raw, err := c.roundTrip(ctx, to, method, body)
-	c.releaseBody(keep, body)
+	if lent {
+		c.bodies.Put(body)
+	}
 	if err != nil {
 		return withMethod(err, method)
 	}
@@ -332,59 +336,32 @@ func (c *Client) readReply(endpoint, method string, raw []byte, reply any) error
 }
 
 // encodeParams encodes params as EncodeParams does; what it has to encode
-// goes into a buffer of c.scratch, returned to be given back with release
-// once the call is over (nil when params were already encoded).
-func (c *Client) encodeParams(params any) (jsontext.Value, *[]byte, error) {
+// goes into a buffer of c.scratch, and scratch says so: the caller gives p
+// back to c.scratch once the call is over.
+func (c *Client) encodeParams(params any) (p jsontext.Value, scratch bool, err error) {
 	switch params.(type) {
 	case nil, jsontext.Value:
 		p, err := EncodeParams(params)
-		return p, nil, err
+		return p, false, err
 	}
-	buf := pooled(&c.scratch)
 	if a, ok := params.(*protocol.Addressed); ok {
 		// A broadcast's bytes with this recipient's token: copied into
 		// the scratch buffer, not into one of their own per recipient.
-		return a.AppendEncoded(slices.Grow((*buf)[:0], a.Len())), buf, nil
+		return a.AppendEncoded(slices.Grow(c.scratch.Get(), a.Len())), true, nil
 	}
-	p, err := appendParams((*buf)[:0], params)
-	return p, buf, err
+	p, err = appendParams(c.scratch.Get(), params)
+	return p, true, err
 }
 
 // bodyBuffer is an empty buffer of at least size bytes for a request
 // body to endpoint. When the network lends bodies back (BodyLender) it is
-// one used before, and keep is to be given to releaseBody once the call is
-// over; otherwise it is new, for the network to keep, and keep is nil.
-func (c *Client) bodyBuffer(endpoint string, size int) (buf []byte, keep *[]byte) {
+// one of c.bodies, and lent says so: the caller gives it back once the
+// call is over; otherwise it is new, for the network to keep.
+func (c *Client) bodyBuffer(endpoint string, size int) (buf []byte, lent bool) {
 	if c.lender == nil || !c.lender.ReturnsBody(endpoint) {
-		return make([]byte, 0, size), nil
+		return make([]byte, 0, size), false
 	}
-	keep = pooled(&c.bodies)
-	return slices.Grow((*keep)[:0], size), keep
-}
-
-// releaseBody gives back the buffer of bodyBuffer that now holds body.
-func (c *Client) releaseBody(keep *[]byte, body []byte) { putBack(&c.bodies, keep, body) }
-
-// release gives back the scratch buffer that now holds p.
-func (c *Client) release(buf *[]byte, p jsontext.Value) { putBack(&c.scratch, buf, p) }
-
-// pooled is a buffer from pool, or a new one.
-func pooled(pool *sync.Pool) *[]byte {
-	if buf, _ := pool.Get().(*[]byte); buf != nil {
-		return buf
-	}
-	return new([]byte)
-}
-
-// putBack gives buf, which now holds b, back to pool, unless there is
-// none or b has grown past maxScratch (a rare large message is not held
-// on to).
-func putBack(pool *sync.Pool, buf *[]byte, b []byte) {
-	if buf == nil || cap(b) > maxScratch {
-		return
-	}
-	*buf = b[:0]
-	pool.Put(buf)
+	return slices.Grow(c.bodies.Get(), size), true
 }
 
 // Notify sends method as a JSON-RPC notification: no id, no reply.
