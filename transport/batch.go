@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -59,8 +58,7 @@ type Batcher interface {
 // BatchesInOrder implements InOrderPeers for the network of endpoint's
 // scheme.
 func (s Schemes) BatchesInOrder(endpoint string) bool {
-	scheme, _, _ := strings.Cut(endpoint, "://")
-	p, ok := s[scheme].(InOrderPeers)
+	p, ok := s.of(endpoint).(InOrderPeers)
 	return ok && p.BatchesInOrder(endpoint)
 }
 

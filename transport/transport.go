@@ -108,8 +108,7 @@ type BodyLender interface {
 
 // ReturnsBody implements BodyLender for the network of endpoint's scheme.
 func (s Schemes) ReturnsBody(endpoint string) bool {
-	scheme, _, _ := strings.Cut(endpoint, "://")
-	l, ok := s[scheme].(BodyLender)
+	l, ok := s.of(endpoint).(BodyLender)
 	return ok && l.ReturnsBody(endpoint)
 }
 
@@ -140,11 +139,19 @@ type Network interface {
 // "https") to the network that serves it.
 type Schemes map[string]RoundTripper
 
+// of is the network of endpoint's scheme, or nil.
+func (s Schemes) of(endpoint string) RoundTripper {
+	scheme, _, ok := strings.Cut(endpoint, "://")
+	if !ok {
+		return nil
+	}
+	return s[scheme]
+}
+
 // RoundTrip implements RoundTripper.
 func (s Schemes) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
-	scheme, _, ok := strings.Cut(endpoint, "://")
-	rt := s[scheme]
-	if !ok || rt == nil {
+	rt := s.of(endpoint)
+	if rt == nil {
 		return nil, &Error{Kind: KindBadEndpoint, Endpoint: endpoint, Err: errUnsupportedScheme}
 	}
 	return rt.RoundTrip(ctx, endpoint, body)
@@ -153,9 +160,8 @@ func (s Schemes) RoundTrip(ctx context.Context, endpoint string, body []byte) ([
 // RoundTripTaking implements BodyTaker: the network of endpoint's scheme
 // takes body if it can, and copies it otherwise.
 func (s Schemes) RoundTripTaking(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
-	scheme, _, ok := strings.Cut(endpoint, "://")
-	rt := s[scheme]
-	if !ok || rt == nil {
+	rt := s.of(endpoint)
+	if rt == nil {
 		return nil, &Error{Kind: KindBadEndpoint, Endpoint: endpoint, Err: errUnsupportedScheme}
 	}
 	if bt, ok := rt.(BodyTaker); ok {
@@ -167,8 +173,7 @@ func (s Schemes) RoundTripTaking(ctx context.Context, endpoint string, body []by
 // RecycleReply implements ReplyRecycler: the network of endpoint's scheme
 // takes the reply back if it recycles them.
 func (s Schemes) RecycleReply(endpoint string, reply []byte) {
-	scheme, _, _ := strings.Cut(endpoint, "://")
-	if r, ok := s[scheme].(ReplyRecycler); ok {
+	if r, ok := s.of(endpoint).(ReplyRecycler); ok {
 		r.RecycleReply(endpoint, reply)
 	}
 }
@@ -176,7 +181,6 @@ func (s Schemes) RecycleReply(endpoint string, reply []byte) {
 // InProcess implements transport.InProcess for the network of endpoint's
 // scheme.
 func (s Schemes) InProcess(endpoint string) bool {
-	scheme, _, _ := strings.Cut(endpoint, "://")
-	ip, ok := s[scheme].(InProcess)
+	ip, ok := s.of(endpoint).(InProcess)
 	return ok && ip.InProcess(endpoint)
 }
