@@ -72,7 +72,7 @@ func NewClient(cfg ClientConfig) *Client {
 		limit:   cfg.MaxResponseBytes,
 		dialer:  net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second},
 		pool: pool{
-			targets: map[string]*target{}, hosts: map[string]*host{},
+			idle: map[string][]*pconn{}, targets: map[string]*target{}, inOrder: map[string]bool{},
 			perHost: cfg.MaxIdleConnsPerHost, maxTotal: 4 * cfg.MaxIdleConnsPerHost,
 			idleTimeout: idleConnTimeout,
 		},

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/leaguectl/leaguectl/internal/bufpool"
@@ -55,7 +54,6 @@ type target struct {
 	addr string // host:port to dial, and the pool's key
 	host string // the Host header
 	uri  string // the request target: path and query
-	h    *host  // the pool's connections to addr
 }
 
 // parseTarget parses endpoint; ok is false for one the fast path leaves
@@ -98,9 +96,9 @@ type pconn struct {
 	sr   *sockReader // its raw connection, nil when it has none, is alive's too
 	br   *bufio.Reader
 	wbuf []byte
-	h    *host // the pool's connections to its address
-	// idleSince is when it was last put back in the pool.
-	idleSince time.Time
+	addr string
+	// expiry closes the connection once idle for the pool's timeout.
+	expiry *time.Timer
 	// poke ends a blocked read or write; made once per connection.
 	poke func()
 	// peek and idleOK are alive's check and its outcome.
@@ -109,82 +107,40 @@ type pconn struct {
 	// fresh: dialed for this exchange, whose response tells whether the
 	// server serves batches in order; inOrder is what it told.
 	fresh, inOrder bool
-	// unchecked: taken from the pool without alive's check (see get).
-	unchecked bool
 }
 
-// host is the pool's idle connections to one address, the most recently
-// used last, and what the last connection dialed to it said of batches
-// (BatchHeader): connections are kept by address, so whatever endpoint's
-// call dialed it, it speaks for every endpoint at that address.
-type host struct {
-	addr    string
-	kept    bool // in the pool's map: its connections may be kept
-	mu      sync.Mutex
-	idle    []*pconn
-	inOrder atomic.Bool
-}
-
-// recentlyUsed is how long after a connection was put back a call takes
-// it again without alive's check: a server that closes a connection this
-// soon after answering on it is closing it under way, not for idleness,
-// and the call that finds it closed tries once more on a new one (fast).
-// Within a league a connection is used again within milliseconds; the
-// check is a system call per exchange (2-3% of a league over HTTP).
-const recentlyUsed = 100 * time.Millisecond
-
-// pool keeps idle connections by address. Its lock guards the maps; each
-// host's idle connections have their own.
+// pool keeps idle connections by address, the most recently used last.
 type pool struct {
 	mu          sync.Mutex
-	targets     map[string]*target
-	hosts       map[string]*host
-	total       atomic.Int64 // idle connections, all hosts
+	idle        map[string][]*pconn
+	total       int
 	perHost     int
 	maxTotal    int
 	idleTimeout time.Duration
-	// sweeper closes connections idle for idleTimeout; it is armed while
-	// any connection is idle (under mu).
-	sweeper *time.Timer
-	armed   atomic.Bool
-	now     func() time.Time // the clock; time.Now unless a test sets it
+	targets     map[string]*target
+	// inOrder is, by address, what the first response on the last
+	// connection dialed to it said of batches (BatchHeader): connections
+	// are kept by address, so whatever endpoint's call dialed it, it
+	// speaks for every endpoint at that address.
+	inOrder map[string]bool
 }
 
-// clock reads the pool's clock.
-func (p *pool) clock() time.Time {
-	if p.now != nil {
-		return p.now()
-	}
-	return time.Now()
-}
-
-// hostOf returns the pool's host of addr, made on first use. Past
-// maxTargets addresses a host is made that the pool does not keep: its
-// connections are closed after their call.
-func (p *pool) hostOf(addr string) *host {
+// learn records what a fresh connection to addr said of batches.
+func (p *pool) learn(addr string, inOrder bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if h := p.hosts[addr]; h != nil {
-		return h
+	if _, known := p.inOrder[addr]; known || len(p.inOrder) < maxTargets {
+		p.inOrder[addr] = inOrder
 	}
-	h := &host{addr: addr}
-	if len(p.hosts) < maxTargets {
-		h.kept = true
-		p.hosts[addr] = h
-	}
-	return h
 }
-
-// learn records what a fresh connection said of batches.
-func (p *pool) learn(h *host, inOrder bool) { h.inOrder.Store(inOrder) }
 
 // batchesInOrder reports what the last connection dialed to endpoint's
 // address said of batches; false for an endpoint never called.
 func (p *pool) batchesInOrder(endpoint string) bool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	t := p.targets[endpoint]
-	p.mu.Unlock()
-	return t != nil && t.h.inOrder.Load()
+	return t != nil && p.inOrder[t.addr]
 }
 
 // target returns the parsed endpoint, parsed once per endpoint.
@@ -197,7 +153,6 @@ func (p *pool) target(endpoint string) (*target, bool, error) {
 	}
 	t, ok, err := parseTarget(endpoint)
 	if ok {
-		t.h = p.hostOf(t.addr)
 		p.mu.Lock()
 		if len(p.targets) < maxTargets {
 			p.targets[endpoint] = t
@@ -207,29 +162,27 @@ func (p *pool) target(endpoint string) (*target, bool, error) {
 	return t, ok, err
 }
 
-// get returns an idle connection to t's address that the peer has not
-// closed, or nil. One put back within recentlyUsed is returned without
-// alive's system call, marked unchecked.
-func (p *pool) get(t *target) *pconn {
-	h := t.h
+// get returns an idle connection to addr that the peer has not closed,
+// or nil.
+func (p *pool) get(addr string) *pconn {
 	for {
-		h.mu.Lock()
-		n := len(h.idle)
-		if n == 0 {
-			h.mu.Unlock()
+		p.mu.Lock()
+		list := p.idle[addr]
+		if len(list) == 0 {
+			p.mu.Unlock()
 			return nil
 		}
-		c := h.idle[n-1]
-		h.idle[n-1] = nil
-		h.idle = h.idle[:n-1]
-		h.mu.Unlock()
-		p.total.Add(-1)
-		if c.sr.raw != nil && c.br.Buffered() == 0 && p.clock().Sub(c.idleSince) < recentlyUsed {
-			c.unchecked = true
-			return c
+		c := list[len(list)-1]
+		list[len(list)-1] = nil
+		if len(list) == 1 {
+			delete(p.idle, addr) // no key kept per address ever used
+		} else {
+			p.idle[addr] = list[:len(list)-1]
 		}
+		p.total--
+		p.mu.Unlock()
+		c.expiry.Stop() // its expiry finds it gone from the pool if already running
 		if c.alive() {
-			c.unchecked = false
 			return c
 		}
 		_ = c.nc.Close()
@@ -242,101 +195,55 @@ func (p *pool) put(c *pconn) {
 	if cap(c.wbuf) > keptWriteBuf {
 		c.wbuf = nil
 	}
-	h := c.h
-	if c.br.Buffered() > 0 || !h.kept { // bytes past the response: never another's answer
+	if c.br.Buffered() > 0 { // bytes past the response: never another's answer
 		_ = c.nc.Close()
-		return
-	}
-	if p.total.Add(1) > int64(p.maxTotal) {
-		p.total.Add(-1)
-		_ = c.nc.Close()
-		return
-	}
-	c.idleSince = p.clock()
-	h.mu.Lock()
-	if len(h.idle) >= p.perHost {
-		h.mu.Unlock()
-		p.total.Add(-1)
-		_ = c.nc.Close()
-		return
-	}
-	h.idle = append(h.idle, c)
-	h.mu.Unlock()
-	p.arm(p.idleTimeout)
-}
-
-// arm makes sure the sweeper will run within d.
-func (p *pool) arm(d time.Duration) {
-	if p.armed.Load() {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.armed.Load() {
+	if p.idle == nil || len(p.idle[c.addr]) >= p.perHost || p.total >= p.maxTotal {
+		p.mu.Unlock()
+		_ = c.nc.Close()
 		return
 	}
-	p.armed.Store(true)
-	if p.sweeper == nil {
-		p.sweeper = time.AfterFunc(d, p.sweep)
+	p.idle[c.addr] = append(p.idle[c.addr], c)
+	p.total++
+	if c.expiry == nil {
+		c.expiry = time.AfterFunc(p.idleTimeout, func() { p.expire(c) })
 	} else {
-		p.sweeper.Reset(d)
+		c.expiry.Reset(p.idleTimeout)
 	}
+	p.mu.Unlock()
 }
 
-// sweep closes the connections idle for the pool's timeout, and comes
-// back when the next of the others would be.
-func (p *pool) sweep() {
+// expire closes c if it is still idle.
+func (p *pool) expire(c *pconn) {
 	p.mu.Lock()
-	hosts := make([]*host, 0, len(p.hosts))
-	for _, h := range p.hosts {
-		hosts = append(hosts, h)
-	}
-	p.armed.Store(false)
-	p.mu.Unlock()
-	now := p.clock()
-	var old []*pconn
-	next := time.Duration(-1)
-	for _, h := range hosts {
-		h.mu.Lock()
-		kept := h.idle[:0]
-		for _, c := range h.idle {
-			if left := p.idleTimeout - now.Sub(c.idleSince); left > 0 {
-				kept = append(kept, c)
-				if next < 0 || left < next {
-					next = left
-				}
-			} else {
-				old = append(old, c)
+	list := p.idle[c.addr]
+	for i, x := range list {
+		if x == c {
+			p.idle[c.addr] = append(list[:i], list[i+1:]...)
+			list[len(list)-1] = nil
+			if len(list) == 1 {
+				delete(p.idle, c.addr)
 			}
+			p.total--
+			p.mu.Unlock()
+			_ = c.nc.Close()
+			return
 		}
-		clear(h.idle[len(kept):])
-		h.idle = kept
-		h.mu.Unlock()
 	}
-	p.total.Add(-int64(len(old)))
-	for _, c := range old {
-		_ = c.nc.Close()
-	}
-	if next >= 0 {
-		p.arm(next)
-	}
+	p.mu.Unlock()
 }
 
 // closeIdle closes every idle connection.
 func (p *pool) closeIdle() {
 	p.mu.Lock()
-	hosts := make([]*host, 0, len(p.hosts))
-	for _, h := range p.hosts {
-		hosts = append(hosts, h)
-	}
+	idle := p.idle
+	p.idle, p.total = map[string][]*pconn{}, 0
 	p.mu.Unlock()
-	for _, h := range hosts {
-		h.mu.Lock()
-		idle := h.idle
-		h.idle = nil
-		h.mu.Unlock()
-		p.total.Add(-int64(len(idle)))
-		for _, c := range idle {
+	for _, list := range idle {
+		for _, c := range list {
+			c.expiry.Stop()
 			_ = c.nc.Close()
 		}
 	}
@@ -353,46 +260,30 @@ const errClosedByPeer = constError("connection closed before the response")
 // errTooLarge is a response body over the client's limit.
 const errTooLarge = constError("response too large")
 
-// fast makes one exchange on a kept-alive or new connection to t. A
-// connection taken unchecked (see pool.get) that fails before any byte of
-// its response came was closed by the server before it read the request,
-// as alive would have found: the request goes once more, on a new one.
+// fast makes one exchange on a kept-alive or new connection to t.
 func (c *Client) fast(ctx context.Context, endpoint string, t *target, body []byte) (status int, data []byte, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, nil, &url.Error{Op: "Post", URL: endpoint, Err: err}
 	}
-	pc := c.pool.get(t)
-	for {
-		if pc == nil {
-			nc, err := c.dialer.DialContext(ctx, "tcp", t.addr)
-			if err != nil {
-				return 0, nil, classifyDial(endpoint, &url.Error{Op: "Post", URL: endpoint, Err: err})
-			}
-			pc = &pconn{nc: nc, sr: newSockReader(nc), h: t.h, fresh: true}
-			pc.br = bufio.NewReaderSize(pc.sr, readBufSize)
-			pc.poke = func() { _ = nc.SetDeadline(time.Unix(1, 0)) } // long past
+	pc := c.pool.get(t.addr)
+	if pc == nil {
+		nc, err := c.dialer.DialContext(ctx, "tcp", t.addr)
+		if err != nil {
+			return 0, nil, classifyDial(endpoint, &url.Error{Op: "Post", URL: endpoint, Err: err})
 		}
-		status, data, err = c.exchangeOn(ctx, endpoint, t, pc, body)
-		if err == nil || !pc.unchecked || pc.sr.got > 0 || ctx.Err() != nil {
-			return status, data, err
-		}
-		pc = nil
+		pc = &pconn{nc: nc, sr: newSockReader(nc), addr: t.addr, fresh: true}
+		pc.br = bufio.NewReaderSize(pc.sr, readBufSize)
+		pc.poke = func() { _ = nc.SetDeadline(time.Unix(1, 0)) } // long past
 	}
-}
-
-// exchangeOn makes one exchange on pc, and keeps pc in the pool or
-// closes it.
-func (c *Client) exchangeOn(ctx context.Context, endpoint string, t *target, pc *pconn, body []byte) (status int, data []byte, err error) {
 	// The call's context ends a blocked read or write by moving the
 	// connection's deadline; a connection it touched is not kept.
 	stop := func() bool { return true }
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, pc.poke)
 	}
-	pc.sr.got = 0
 	status, data, keep, err := pc.exchange(t, body, c.limit, &c.replies)
 	if pc.fresh && err == nil {
-		c.pool.learn(pc.h, pc.inOrder)
+		c.pool.learn(t.addr, pc.inOrder)
 	}
 	pc.fresh = false
 	if !stop() {

@@ -7,14 +7,14 @@ import (
 )
 
 // sockReader is what a connection's bufio.Reader reads: the connection,
-// with a write that may be left to go out at the next read (see read), and
+// with a write that may be left to go out at the next read (see Read), and
 // a write that does not wait (tryWrite).
 type sockReader struct {
 	nc  net.Conn
 	raw syscall.RawConn // nil: every write and read as net makes them
 	// pending goes out at the start of the next read; a failure to write
 	// it is kept in werr until its owner clears it. Only a client leaves
-	// a write pending: see read.
+	// a write pending: see Read.
 	pending []byte
 	werr    error
 
@@ -24,19 +24,10 @@ type sockReader struct {
 	rerr  error
 	wrote bool
 	step  func(fd uintptr) bool
-	// got counts the bytes read since its owner last set it to 0.
-	got int
 	// The write under way (tryWrite).
 	w     []byte
 	wn    int
 	wstep func(fd uintptr) bool
-}
-
-// Read reads the connection (read), counting what came in got.
-func (r *sockReader) Read(p []byte) (int, error) {
-	n, err := r.read(p)
-	r.got += n
-	return n, err
 }
 
 // newSockReader reads nc: raw for a plain TCP or Unix connection, as net

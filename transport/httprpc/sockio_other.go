@@ -2,8 +2,8 @@
 
 package httprpc
 
-// read reads the connection, after writing what is pending.
-func (r *sockReader) read(p []byte) (int, error) {
+// Read reads the connection, after writing what is pending.
+func (r *sockReader) Read(p []byte) (int, error) {
 	if r.pending != nil {
 		return r.writeRestThenRead(p)
 	}

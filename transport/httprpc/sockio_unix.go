@@ -8,7 +8,7 @@ import (
 	"syscall"
 )
 
-// read reads the connection; bytes left in pending go out first, inside
+// Read reads the connection; bytes left in pending go out first, inside
 // the same wait for readability as the read of the answer they provoke.
 // The network poller forgets the socket's readiness when that wait begins,
 // so a write made inside it can wait for its answer at once, where a write
@@ -18,14 +18,10 @@ import (
 // what a server sends before it hears the request (a 408 and a close, the
 // end of an idle connection) is found by alive before a connection is
 // reused, and if it comes after that, the request it then refuses ends the
-// connection with a reset that wakes the wait. A connection put back only
-// just now is reused without alive (pool.get): a server that closed it
-// since then resets it when the request comes, and fast sends the request
-// again on a new connection; one that sent something unasked that soon
-// after answering has it taken for its answer. A server must not do this:
+// connection with a reset that wakes the wait. A server must not do this:
 // a pipelined request or a client's FIN that arrived during its handler
 // would be forgotten.
-func (r *sockReader) read(p []byte) (int, error) {
+func (r *sockReader) Read(p []byte) (int, error) {
 	if r.pending == nil || r.raw == nil {
 		return r.nc.Read(p)
 	}
@@ -64,7 +60,7 @@ func (r *sockReader) writeThenRead(fd uintptr) bool {
 			return true // Read writes the rest
 		}
 		r.pending, r.wrote = nil, true
-		return false // wait: nothing can have come yet (see read)
+		return false // wait: nothing can have come yet (see Read)
 	}
 	for {
 		n, err := syscall.Read(int(fd), r.p)
