@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -225,4 +226,65 @@ func TestAnnouncedLengthNotAllocated(t *testing.T) {
 	is.Equal(status, 200)
 	is.True(keep)
 	is.Equal(string(data), body) // a large body announced and sent is read whole
+}
+
+// TestClientHalfClosedConnection: a kept connection whose server has
+// half-closed it (sent its FIN, reading on, as a server after CloseWrite
+// or a TCP proxy whose backend went away does) is not used for the next
+// call. A request written on it would get no reset and no answer: the
+// call would wait for its deadline. alive's look at the socket before a
+// kept connection is reused is what finds it, however soon after its
+// last answer (the ninth session of issue 8 tried skipping it within
+// 100 ms; this is how that hung).
+func TestClientHalfClosedConnection(t *testing.T) {
+	if !fastPath {
+		t.Skip("net/http's client notices a closed connection only when its reader goroutine runs")
+	}
+	is := is.New(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	is.NoErr(err)
+	finSent := make(chan struct{})
+	var conns atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := conns.Add(1)
+			br := bufio.NewReader(c)
+			for {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					break
+				}
+				_, _ = io.Copy(io.Discard, req.Body)
+				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+				if n == 1 {
+					_ = c.(*net.TCPConn).CloseWrite() // on loopback the FIN is there once this returns
+					close(finSent)
+					_, _ = io.Copy(io.Discard, br) // reads on until the client closes
+					break
+				}
+			}
+			_ = c.Close()
+		}
+	}()
+	defer func() { _ = ln.Close(); <-done }()
+	client := NewClient(ClientConfig{})
+	defer client.CloseIdleConnections()
+	call := func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		reply, err := client.RoundTrip(ctx, "http://"+ln.Addr().String()+"/mcp", []byte("{}"))
+		is.NoErr(err)
+		is.Equal(string(reply), "{}")
+	}
+	call()
+	<-finSent
+	call()
+	is.Equal(conns.Load(), int32(2)) // the second call on a new connection
 }
