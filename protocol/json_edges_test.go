@@ -48,6 +48,13 @@ func TestFastDecodeEdges(t *testing.T) {
 		`{"x":"}"}`, `{"x":"\"}"}`, `{"x":"\\"}`, `{"x":"\\\""}`,
 		`{"x":-0.0e-0}`, `{"x":1E+2}`, `{"x":1e+}`, `{"x":0x10}`, `{"x":Infinity}`, `{"x":NaN}`,
 		`{"round_id":1}{"round_id":2}`,
+		// The name a decoder expects next, compared as bytes: repeated,
+		// spaced, longer, cut short.
+		`{"standings":[{"rank":1,"player_id":"P","player_id":"Q"}]}`, `{"standings":[{"rank":1, "player_id":"P"}]}`,
+		`{"standings":[{"rank":1 ,"player_id":"P"}]}`, `{"standings":[{"rank":1,"player_idx":"P"}]}`,
+		`{"standings":[{"rank":1,"player_id" :"P"}]}`, `{"standings":[{"rank":1,"player_id":`, `{"standings":[{"rank":1,"player_id"`,
+		`{"standings":[{"rank":1,"player_id":"P"},{"rank":2,"rank":3}]}`, `{"protocol":"league.v2","protocol":"league.v2"}`,
+		`{"protocol":"league.v2","message_type":}`, `{"protocol":"league.v2","message_type"}`, `{"protocol":"league.v2",}`,
 	}
 	for _, typ := range encodable() {
 		for _, in := range inputs {

@@ -707,64 +707,128 @@ func (v *Ack) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 1
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"status\":" {
+				s.i, f = i+9, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 7
+			}
 		}
-		switch string(name) {
-		case "status":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "status":
+				f = 0
+			case "protocol":
+				f = 1
+			case "message_type":
+				f = 2
+			case "sender":
+				f = 3
+			case "timestamp":
+				f = 4
+			case "conversation_id":
+				f = 5
+			case "league_id":
+				f = 6
+			case "auth_token":
+				f = 7
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = -1
 			v.Status = s.string()
-		case "protocol":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -815,34 +879,63 @@ func (v *Champion) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"player_id\":" {
+				s.i, f = i+12, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"display_name\":" {
+				s.i, f = i+15, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"points\":" {
+				s.i, f = i+9, 2
+			}
 		}
-		switch string(name) {
-		case "player_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "player_id":
+				f = 0
+			case "display_name":
+				f = 1
+			case "points":
+				f = 2
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.PlayerID = s.string()
-		case "display_name":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.DisplayName = s.string()
-		case "points":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = -1
 			v.Points = int(s.goInt())
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -916,35 +1009,123 @@ func (v *ChooseParityCall) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 5
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"match_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"player_id\":" {
+				s.i, f = i+12, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"game_type\":" {
+				s.i, f = i+12, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"context\":" {
+				s.i, f = i+10, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"deadline\":" {
+				s.i, f = i+11, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 9
+			}
+		case 10:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 10
+			}
+		case 11:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 11
+			}
 		}
-		switch string(name) {
-		case "match_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "match_id":
+				f = 0
+			case "player_id":
+				f = 1
+			case "game_type":
+				f = 2
+			case "context":
+				f = 3
+			case "deadline":
+				f = 4
+			case "protocol":
+				f = 5
+			case "message_type":
+				f = 6
+			case "sender":
+				f = 7
+			case "timestamp":
+				f = 8
+			case "conversation_id":
+				f = 9
+			case "league_id":
+				f = 10
+			case "auth_token":
+				f = 11
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.MatchID = s.string()
-		case "player_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.PlayerID = s.string()
-		case "game_type":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.GameType = s.string()
-		case "context":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			if s.null() {
 				v.Context = nil
 			} else if v.Context != nil {
@@ -955,58 +1136,62 @@ func (v *ChooseParityCall) decodeFast(s *scanner) bool {
 					return false
 				}
 			}
-		case "deadline":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = -1
 			v.Deadline = s.string()
-		case "protocol":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 10:
 			if seen&(1<<10) != 0 {
 				return false
 			}
 			seen |= 1 << 10
+			want = 11
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 11:
 			if seen&(1<<11) != 0 {
 				return false
 			}
 			seen |= 1 << 11
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -1064,76 +1249,154 @@ func (v *ChooseParityResponse) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 3
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"match_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"player_id\":" {
+				s.i, f = i+12, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 16 && string(s.b[i:i+16]) == "\"parity_choice\":" {
+				s.i, f = i+16, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 9
+			}
 		}
-		switch string(name) {
-		case "match_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "match_id":
+				f = 0
+			case "player_id":
+				f = 1
+			case "parity_choice":
+				f = 2
+			case "protocol":
+				f = 3
+			case "message_type":
+				f = 4
+			case "sender":
+				f = 5
+			case "timestamp":
+				f = 6
+			case "conversation_id":
+				f = 7
+			case "league_id":
+				f = 8
+			case "auth_token":
+				f = 9
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.MatchID = s.string()
-		case "player_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.PlayerID = s.string()
-		case "parity_choice":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = -1
 			v.ParityChoice = s.string()
-		case "protocol":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -1216,58 +1479,115 @@ func (v *Envelope) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 6
+			}
 		}
-		switch string(name) {
-		case "protocol":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "protocol":
+				f = 0
+			case "message_type":
+				f = 1
+			case "sender":
+				f = 2
+			case "timestamp":
+				f = 3
+			case "conversation_id":
+				f = 4
+			case "league_id":
+				f = 5
+			case "auth_token":
+				f = 6
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.Protocol = s.string()
-		case "message_type":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.MessageType = MessageType(s.string())
-		case "sender":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.Sender = s.string()
-		case "timestamp":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Timestamp = s.string()
-		case "conversation_id":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.ConversationID = s.string()
-		case "league_id":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.LeagueID = s.string()
-		case "auth_token":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = -1
 			v.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -1359,47 +1679,155 @@ func (v *GameError) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 8
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"match_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"error_code\":" {
+				s.i, f = i+13, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 20 && string(s.b[i:i+20]) == "\"error_description\":" {
+				s.i, f = i+20, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"affected_player\":" {
+				s.i, f = i+18, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"action_required\":" {
+				s.i, f = i+18, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"retry_info\":" {
+				s.i, f = i+13, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"consequence\":" {
+				s.i, f = i+14, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"context\":" {
+				s.i, f = i+10, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 9
+			}
+		case 10:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 10
+			}
+		case 11:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 11
+			}
+		case 12:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 12
+			}
+		case 13:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 13
+			}
+		case 14:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 14
+			}
 		}
-		switch string(name) {
-		case "match_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "match_id":
+				f = 0
+			case "error_code":
+				f = 1
+			case "error_description":
+				f = 2
+			case "affected_player":
+				f = 3
+			case "action_required":
+				f = 4
+			case "retry_info":
+				f = 5
+			case "consequence":
+				f = 6
+			case "context":
+				f = 7
+			case "protocol":
+				f = 8
+			case "message_type":
+				f = 9
+			case "sender":
+				f = 10
+			case "timestamp":
+				f = 11
+			case "conversation_id":
+				f = 12
+			case "league_id":
+				f = 13
+			case "auth_token":
+				f = 14
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.MatchID = s.string()
-		case "error_code":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.ErrorCode = Code(s.string())
-		case "error_description":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.ErrorDescription = s.string()
-		case "affected_player":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.AffectedPlayer = s.string()
-		case "action_required":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.ActionRequired = s.string()
-		case "retry_info":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			if s.null() {
 				v.RetryInfo = nil
 			} else if v.RetryInfo != nil {
@@ -1410,67 +1838,72 @@ func (v *GameError) decodeFast(s *scanner) bool {
 					return false
 				}
 			}
-		case "consequence":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Consequence = s.string()
-		case "context":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = -1
 			if v.Context != nil {
 				return false
 			}
 			v.Context = s.anyMap()
-		case "protocol":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 10:
 			if seen&(1<<10) != 0 {
 				return false
 			}
 			seen |= 1 << 10
+			want = 11
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 11:
 			if seen&(1<<11) != 0 {
 				return false
 			}
 			seen |= 1 << 11
+			want = 12
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 12:
 			if seen&(1<<12) != 0 {
 				return false
 			}
 			seen |= 1 << 12
+			want = 13
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 13:
 			if seen&(1<<13) != 0 {
 				return false
 			}
 			seen |= 1 << 13
+			want = 14
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 14:
 			if seen&(1<<14) != 0 {
 				return false
 			}
 			seen |= 1 << 14
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -1540,94 +1973,193 @@ func (v *GameInvitation) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 6
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"round_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"match_id\":" {
+				s.i, f = i+11, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"game_type\":" {
+				s.i, f = i+12, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 16 && string(s.b[i:i+16]) == "\"role_in_match\":" {
+				s.i, f = i+16, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"player_id\":" {
+				s.i, f = i+12, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"opponent_id\":" {
+				s.i, f = i+14, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 9
+			}
+		case 10:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 10
+			}
+		case 11:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 11
+			}
+		case 12:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 12
+			}
 		}
-		switch string(name) {
-		case "round_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "round_id":
+				f = 0
+			case "match_id":
+				f = 1
+			case "game_type":
+				f = 2
+			case "role_in_match":
+				f = 3
+			case "player_id":
+				f = 4
+			case "opponent_id":
+				f = 5
+			case "protocol":
+				f = 6
+			case "message_type":
+				f = 7
+			case "sender":
+				f = 8
+			case "timestamp":
+				f = 9
+			case "conversation_id":
+				f = 10
+			case "league_id":
+				f = 11
+			case "auth_token":
+				f = 12
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.RoundID = int(s.goInt())
-		case "match_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.MatchID = s.string()
-		case "game_type":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.GameType = s.string()
-		case "role_in_match":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.RoleInMatch = s.string()
-		case "player_id":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.PlayerID = s.string()
-		case "opponent_id":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = -1
 			v.OpponentID = s.string()
-		case "protocol":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 10:
 			if seen&(1<<10) != 0 {
 				return false
 			}
 			seen |= 1 << 10
+			want = 11
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 11:
 			if seen&(1<<11) != 0 {
 				return false
 			}
 			seen |= 1 << 11
+			want = 12
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 12:
 			if seen&(1<<12) != 0 {
 				return false
 			}
 			seen |= 1 << 12
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -1699,35 +2231,123 @@ func (v *GameJoinAck) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 5
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"match_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"player_id\":" {
+				s.i, f = i+12, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 20 && string(s.b[i:i+20]) == "\"arrival_timestamp\":" {
+				s.i, f = i+20, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"accept\":" {
+				s.i, f = i+9, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"status\":" {
+				s.i, f = i+9, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 9
+			}
+		case 10:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 10
+			}
+		case 11:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 11
+			}
 		}
-		switch string(name) {
-		case "match_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "match_id":
+				f = 0
+			case "player_id":
+				f = 1
+			case "arrival_timestamp":
+				f = 2
+			case "accept":
+				f = 3
+			case "status":
+				f = 4
+			case "protocol":
+				f = 5
+			case "message_type":
+				f = 6
+			case "sender":
+				f = 7
+			case "timestamp":
+				f = 8
+			case "conversation_id":
+				f = 9
+			case "league_id":
+				f = 10
+			case "auth_token":
+				f = 11
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.MatchID = s.string()
-		case "player_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.PlayerID = s.string()
-		case "arrival_timestamp":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.ArrivalTimestamp = s.string()
-		case "accept":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			if s.null() {
 				v.Accept = nil
 			} else if v.Accept != nil {
@@ -1737,58 +2357,62 @@ func (v *GameJoinAck) decodeFast(s *scanner) bool {
 				*p0 = s.bool()
 				v.Accept = p0
 			}
-		case "status":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = -1
 			v.Status = s.string()
-		case "protocol":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 10:
 			if seen&(1<<10) != 0 {
 				return false
 			}
 			seen |= 1 << 10
+			want = 11
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 11:
 			if seen&(1<<11) != 0 {
 				return false
 			}
 			seen |= 1 << 11
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -1894,41 +2518,154 @@ func (v *GameOver) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 9
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"round_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"match_id\":" {
+				s.i, f = i+11, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"game_type\":" {
+				s.i, f = i+12, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"player_id\":" {
+				s.i, f = i+12, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"game_result\":" {
+				s.i, f = i+14, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"reason\":" {
+				s.i, f = i+9, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"winner\":" {
+				s.i, f = i+9, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 8 && string(s.b[i:i+8]) == "\"score\":" {
+				s.i, f = i+8, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"details\":" {
+				s.i, f = i+10, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 9
+			}
+		case 10:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 10
+			}
+		case 11:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 11
+			}
+		case 12:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 12
+			}
+		case 13:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 13
+			}
+		case 14:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 14
+			}
+		case 15:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 15
+			}
 		}
-		switch string(name) {
-		case "round_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "round_id":
+				f = 0
+			case "match_id":
+				f = 1
+			case "game_type":
+				f = 2
+			case "player_id":
+				f = 3
+			case "game_result":
+				f = 4
+			case "reason":
+				f = 5
+			case "winner":
+				f = 6
+			case "score":
+				f = 7
+			case "details":
+				f = 8
+			case "protocol":
+				f = 9
+			case "message_type":
+				f = 10
+			case "sender":
+				f = 11
+			case "timestamp":
+				f = 12
+			case "conversation_id":
+				f = 13
+			case "league_id":
+				f = 14
+			case "auth_token":
+				f = 15
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.RoundID = int(s.goInt())
-		case "match_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.MatchID = s.string()
-		case "game_type":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.GameType = s.string()
-		case "player_id":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.PlayerID = s.string()
-		case "game_result":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			if s.null() {
 				v.GameResult = nil
 			} else if v.GameResult != nil {
@@ -1939,17 +2676,19 @@ func (v *GameOver) decodeFast(s *scanner) bool {
 					return false
 				}
 			}
-		case "reason":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Reason = s.string()
-		case "winner":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			if s.null() {
 				v.Winner = nil
 			} else if v.Winner != nil {
@@ -1959,20 +2698,22 @@ func (v *GameOver) decodeFast(s *scanner) bool {
 				*p0 = s.string()
 				v.Winner = p0
 			}
-		case "score":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			if v.Score != nil {
 				return false
 			}
 			v.Score = s.anyMap()
-		case "details":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = -1
 			if s.null() {
 				v.Details = nil
 			} else if v.Details != nil {
@@ -1983,52 +2724,55 @@ func (v *GameOver) decodeFast(s *scanner) bool {
 					return false
 				}
 			}
-		case "protocol":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 10:
 			if seen&(1<<10) != 0 {
 				return false
 			}
 			seen |= 1 << 10
+			want = 11
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 11:
 			if seen&(1<<11) != 0 {
 				return false
 			}
 			seen |= 1 << 11
+			want = 12
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 12:
 			if seen&(1<<12) != 0 {
 				return false
 			}
 			seen |= 1 << 12
+			want = 13
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 13:
 			if seen&(1<<13) != 0 {
 				return false
 			}
 			seen |= 1 << 13
+			want = 14
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 14:
 			if seen&(1<<14) != 0 {
 				return false
 			}
 			seen |= 1 << 14
+			want = 15
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 15:
 			if seen&(1<<15) != 0 {
 				return false
 			}
 			seen |= 1 << 15
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -2125,23 +2869,91 @@ func (v *GameResult) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"status\":" {
+				s.i, f = i+9, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 19 && string(s.b[i:i+19]) == "\"winner_player_id\":" {
+				s.i, f = i+19, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"drawn_number\":" {
+				s.i, f = i+15, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 16 && string(s.b[i:i+16]) == "\"number_parity\":" {
+				s.i, f = i+16, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"choices\":" {
+				s.i, f = i+10, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 17 && string(s.b[i:i+17]) == "\"player_choices\":" {
+				s.i, f = i+17, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"opponent_id\":" {
+				s.i, f = i+14, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 17 && string(s.b[i:i+17]) == "\"points_awarded\":" {
+				s.i, f = i+17, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"reason\":" {
+				s.i, f = i+9, 8
+			}
 		}
-		switch string(name) {
-		case "status":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "status":
+				f = 0
+			case "winner_player_id":
+				f = 1
+			case "drawn_number":
+				f = 2
+			case "number_parity":
+				f = 3
+			case "choices":
+				f = 4
+			case "player_choices":
+				f = 5
+			case "opponent_id":
+				f = 6
+			case "points_awarded":
+				f = 7
+			case "reason":
+				f = 8
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.Status = s.string()
-		case "winner_player_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			if s.null() {
 				v.WinnerPlayerID = nil
 			} else if v.WinnerPlayerID != nil {
@@ -2151,11 +2963,12 @@ func (v *GameResult) decodeFast(s *scanner) bool {
 				*p0 = s.string()
 				v.WinnerPlayerID = p0
 			}
-		case "drawn_number":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			if s.null() {
 				v.DrawnNumber = nil
 			} else if v.DrawnNumber != nil {
@@ -2165,41 +2978,46 @@ func (v *GameResult) decodeFast(s *scanner) bool {
 				*p0 = int(s.goInt())
 				v.DrawnNumber = p0
 			}
-		case "number_parity":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.NumberParity = s.string()
-		case "choices":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			if v.Choices != nil {
 				return false
 			}
 			v.Choices = s.stringMap()
-		case "player_choices":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			if v.PlayerChoices != nil {
 				return false
 			}
 			v.PlayerChoices = s.stringMap()
-		case "opponent_id":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.OpponentID = s.string()
-		case "points_awarded":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			if s.null() {
 				v.PointsAwarded = nil
 			} else if v.PointsAwarded != nil {
@@ -2209,16 +3027,13 @@ func (v *GameResult) decodeFast(s *scanner) bool {
 				*p0 = int(s.goInt())
 				v.PointsAwarded = p0
 			}
-		case "reason":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = -1
 			v.Reason = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -2285,29 +3100,110 @@ func (v *LeagueCompleted) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 4
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"total_rounds\":" {
+				s.i, f = i+15, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 16 && string(s.b[i:i+16]) == "\"total_matches\":" {
+				s.i, f = i+16, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"champion\":" {
+				s.i, f = i+11, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"final_standings\":" {
+				s.i, f = i+18, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 9
+			}
+		case 10:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 10
+			}
 		}
-		switch string(name) {
-		case "total_rounds":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "total_rounds":
+				f = 0
+			case "total_matches":
+				f = 1
+			case "champion":
+				f = 2
+			case "final_standings":
+				f = 3
+			case "protocol":
+				f = 4
+			case "message_type":
+				f = 5
+			case "sender":
+				f = 6
+			case "timestamp":
+				f = 7
+			case "conversation_id":
+				f = 8
+			case "league_id":
+				f = 9
+			case "auth_token":
+				f = 10
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.TotalRounds = int(s.goInt())
-		case "total_matches":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.TotalMatches = int(s.goInt())
-		case "champion":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			if s.null() {
 				v.Champion = nil
 			} else if v.Champion != nil {
@@ -2318,11 +3214,12 @@ func (v *LeagueCompleted) decodeFast(s *scanner) bool {
 					return false
 				}
 			}
-		case "final_standings":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = -1
 			if s.null() {
 				v.FinalStandings = nil
 			} else if !s.arrayStart() {
@@ -2344,52 +3241,55 @@ func (v *LeagueCompleted) decodeFast(s *scanner) bool {
 				}
 				v.FinalStandings = a0
 			}
-		case "protocol":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 10:
 			if seen&(1<<10) != 0 {
 				return false
 			}
 			seen |= 1 << 10
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -2461,91 +3361,183 @@ func (v *LeagueError) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 5
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"error_code\":" {
+				s.i, f = i+13, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 20 && string(s.b[i:i+20]) == "\"error_description\":" {
+				s.i, f = i+20, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 16 && string(s.b[i:i+16]) == "\"error_message\":" {
+				s.i, f = i+16, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 24 && string(s.b[i:i+24]) == "\"original_message_type\":" {
+				s.i, f = i+24, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"context\":" {
+				s.i, f = i+10, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 9
+			}
+		case 10:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 10
+			}
+		case 11:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 11
+			}
 		}
-		switch string(name) {
-		case "error_code":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "error_code":
+				f = 0
+			case "error_description":
+				f = 1
+			case "error_message":
+				f = 2
+			case "original_message_type":
+				f = 3
+			case "context":
+				f = 4
+			case "protocol":
+				f = 5
+			case "message_type":
+				f = 6
+			case "sender":
+				f = 7
+			case "timestamp":
+				f = 8
+			case "conversation_id":
+				f = 9
+			case "league_id":
+				f = 10
+			case "auth_token":
+				f = 11
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.ErrorCode = Code(s.string())
-		case "error_description":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.ErrorDescription = s.string()
-		case "error_message":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.ErrorMessage = s.string()
-		case "original_message_type":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.OriginalMessageType = MessageType(s.string())
-		case "context":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = -1
 			if v.Context != nil {
 				return false
 			}
 			v.Context = s.anyMap()
-		case "protocol":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 10:
 			if seen&(1<<10) != 0 {
 				return false
 			}
 			seen |= 1 << 10
+			want = 11
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 11:
 			if seen&(1<<11) != 0 {
 				return false
 			}
 			seen |= 1 << 11
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -2603,23 +3595,91 @@ func (v *LeagueQuery) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 2
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"query_type\":" {
+				s.i, f = i+13, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"query_params\":" {
+				s.i, f = i+15, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 8
+			}
 		}
-		switch string(name) {
-		case "query_type":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "query_type":
+				f = 0
+			case "query_params":
+				f = 1
+			case "protocol":
+				f = 2
+			case "message_type":
+				f = 3
+			case "sender":
+				f = 4
+			case "timestamp":
+				f = 5
+			case "conversation_id":
+				f = 6
+			case "league_id":
+				f = 7
+			case "auth_token":
+				f = 8
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.QueryType = s.string()
-		case "query_params":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = -1
 			if s.null() {
 				v.QueryParams = nil
 			} else if v.QueryParams != nil {
@@ -2630,52 +3690,55 @@ func (v *LeagueQuery) decodeFast(s *scanner) bool {
 					return false
 				}
 			}
-		case "protocol":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -2737,74 +3800,157 @@ func (v *LeagueQueryResponse) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 4
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"query_type\":" {
+				s.i, f = i+13, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"success\":" {
+				s.i, f = i+10, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 7 && string(s.b[i:i+7]) == "\"data\":" {
+				s.i, f = i+7, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 8 && string(s.b[i:i+8]) == "\"error\":" {
+				s.i, f = i+8, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 9
+			}
+		case 10:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 10
+			}
 		}
-		switch string(name) {
-		case "query_type":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "query_type":
+				f = 0
+			case "success":
+				f = 1
+			case "data":
+				f = 2
+			case "error":
+				f = 3
+			case "protocol":
+				f = 4
+			case "message_type":
+				f = 5
+			case "sender":
+				f = 6
+			case "timestamp":
+				f = 7
+			case "conversation_id":
+				f = 8
+			case "league_id":
+				f = 9
+			case "auth_token":
+				f = 10
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.QueryType = s.string()
-		case "success":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.Success = s.bool()
-		case "data":
+		case 2:
 			return false
-		case "error":
+		case 3:
 			return false
-		case "protocol":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 10:
 			if seen&(1<<10) != 0 {
 				return false
 			}
 			seen |= 1 << 10
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -2856,17 +4002,78 @@ func (v *LeagueRegisterRequest) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 1
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"player_meta\":" {
+				s.i, f = i+14, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 7
+			}
 		}
-		switch string(name) {
-		case "player_meta":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "player_meta":
+				f = 0
+			case "protocol":
+				f = 1
+			case "message_type":
+				f = 2
+			case "sender":
+				f = 3
+			case "timestamp":
+				f = 4
+			case "conversation_id":
+				f = 5
+			case "league_id":
+				f = 6
+			case "auth_token":
+				f = 7
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = -1
 			if s.null() {
 				v.PlayerMeta = nil
 			} else if v.PlayerMeta != nil {
@@ -2877,52 +4084,55 @@ func (v *LeagueRegisterRequest) decodeFast(s *scanner) bool {
 					return false
 				}
 			}
-		case "protocol":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -2984,29 +4194,104 @@ func (v *LeagueRegisterResponse) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 3
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"status\":" {
+				s.i, f = i+9, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"player_id\":" {
+				s.i, f = i+12, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"reason\":" {
+				s.i, f = i+9, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 9
+			}
 		}
-		switch string(name) {
-		case "status":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "status":
+				f = 0
+			case "player_id":
+				f = 1
+			case "reason":
+				f = 2
+			case "protocol":
+				f = 3
+			case "message_type":
+				f = 4
+			case "sender":
+				f = 5
+			case "timestamp":
+				f = 6
+			case "conversation_id":
+				f = 7
+			case "league_id":
+				f = 8
+			case "auth_token":
+				f = 9
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.Status = s.string()
-		case "player_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.PlayerID = s.string()
-		case "reason":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = -1
 			if s.null() {
 				v.Reason = nil
 			} else if v.Reason != nil {
@@ -3016,52 +4301,55 @@ func (v *LeagueRegisterResponse) decodeFast(s *scanner) bool {
 				*p0 = s.string()
 				v.Reason = p0
 			}
-		case "protocol":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -3118,23 +4406,91 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 2
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"round_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"standings\":" {
+				s.i, f = i+12, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 8
+			}
 		}
-		switch string(name) {
-		case "round_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "round_id":
+				f = 0
+			case "standings":
+				f = 1
+			case "protocol":
+				f = 2
+			case "message_type":
+				f = 3
+			case "sender":
+				f = 4
+			case "timestamp":
+				f = 5
+			case "conversation_id":
+				f = 6
+			case "league_id":
+				f = 7
+			case "auth_token":
+				f = 8
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.RoundID = int(s.goInt())
-		case "standings":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = -1
 			if s.null() {
 				v.Standings = nil
 			} else if !s.arrayStart() {
@@ -3156,52 +4512,55 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 				}
 				v.Standings = a0
 			}
-		case "protocol":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -3262,46 +4621,89 @@ func (v *MatchRef) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"match_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"game_type\":" {
+				s.i, f = i+12, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"player_A_id\":" {
+				s.i, f = i+14, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"player_B_id\":" {
+				s.i, f = i+14, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 19 && string(s.b[i:i+19]) == "\"referee_endpoint\":" {
+				s.i, f = i+19, 4
+			}
 		}
-		switch string(name) {
-		case "match_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "match_id":
+				f = 0
+			case "game_type":
+				f = 1
+			case "player_A_id":
+				f = 2
+			case "player_B_id":
+				f = 3
+			case "referee_endpoint":
+				f = 4
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.MatchID = s.string()
-		case "game_type":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.GameType = s.string()
-		case "player_A_id":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.PlayerAID = s.string()
-		case "player_B_id":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.PlayerBID = s.string()
-		case "referee_endpoint":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = -1
 			v.RefereeEndpoint = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -3382,17 +4784,66 @@ func (v *MatchResult) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"winner\":" {
+				s.i, f = i+9, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 8 && string(s.b[i:i+8]) == "\"score\":" {
+				s.i, f = i+8, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"match_status\":" {
+				s.i, f = i+15, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"player_a_status\":" {
+				s.i, f = i+18, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"player_b_status\":" {
+				s.i, f = i+18, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"details\":" {
+				s.i, f = i+10, 5
+			}
 		}
-		switch string(name) {
-		case "winner":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "winner":
+				f = 0
+			case "score":
+				f = 1
+			case "match_status":
+				f = 2
+			case "player_a_status":
+				f = 3
+			case "player_b_status":
+				f = 4
+			case "details":
+				f = 5
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			if s.null() {
 				v.Winner = nil
 			} else if v.Winner != nil {
@@ -3402,38 +4853,43 @@ func (v *MatchResult) decodeFast(s *scanner) bool {
 				*p0 = s.string()
 				v.Winner = p0
 			}
-		case "score":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			if v.Score != nil {
 				return false
 			}
 			v.Score = s.anyMap()
-		case "match_status":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.MatchStatus = s.string()
-		case "player_a_status":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.PlayerAStatus = s.string()
-		case "player_b_status":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.PlayerBStatus = s.string()
-		case "details":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = -1
 			if s.null() {
 				v.Details = nil
 			} else if v.Details != nil {
@@ -3443,10 +4899,6 @@ func (v *MatchResult) decodeFast(s *scanner) bool {
 				if !v.Details.decodeFast(s) {
 					return false
 				}
-			}
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
 			}
 		}
 		if s.bad {
@@ -3511,35 +4963,117 @@ func (v *MatchResultReport) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 4
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"round_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"match_id\":" {
+				s.i, f = i+11, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"game_type\":" {
+				s.i, f = i+12, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"result\":" {
+				s.i, f = i+9, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 9
+			}
+		case 10:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 10
+			}
 		}
-		switch string(name) {
-		case "round_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "round_id":
+				f = 0
+			case "match_id":
+				f = 1
+			case "game_type":
+				f = 2
+			case "result":
+				f = 3
+			case "protocol":
+				f = 4
+			case "message_type":
+				f = 5
+			case "sender":
+				f = 6
+			case "timestamp":
+				f = 7
+			case "conversation_id":
+				f = 8
+			case "league_id":
+				f = 9
+			case "auth_token":
+				f = 10
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.RoundID = int(s.goInt())
-		case "match_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.MatchID = s.string()
-		case "game_type":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.GameType = s.string()
-		case "result":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = -1
 			if s.null() {
 				v.Result = nil
 			} else if v.Result != nil {
@@ -3550,52 +5084,55 @@ func (v *MatchResultReport) decodeFast(s *scanner) bool {
 					return false
 				}
 			}
-		case "protocol":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 10:
 			if seen&(1<<10) != 0 {
 				return false
 			}
 			seen |= 1 << 10
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -3655,76 +5192,154 @@ func (v *MatchResultReportAck) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 3
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"match_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"status\":" {
+				s.i, f = i+9, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"message\":" {
+				s.i, f = i+10, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 9
+			}
 		}
-		switch string(name) {
-		case "match_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "match_id":
+				f = 0
+			case "status":
+				f = 1
+			case "message":
+				f = 2
+			case "protocol":
+				f = 3
+			case "message_type":
+				f = 4
+			case "sender":
+				f = 5
+			case "timestamp":
+				f = 6
+			case "conversation_id":
+				f = 7
+			case "league_id":
+				f = 8
+			case "auth_token":
+				f = 9
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.MatchID = s.string()
-		case "status":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.Status = s.string()
-		case "message":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = -1
 			v.Message = s.string()
-		case "protocol":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -3781,29 +5396,62 @@ func (v *ParityContext) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"opponent_id\":" {
+				s.i, f = i+14, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"round_id\":" {
+				s.i, f = i+11, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 17 && string(s.b[i:i+17]) == "\"your_standings\":" {
+				s.i, f = i+17, 2
+			}
 		}
-		switch string(name) {
-		case "opponent_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "opponent_id":
+				f = 0
+			case "round_id":
+				f = 1
+			case "your_standings":
+				f = 2
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.OpponentID = s.string()
-		case "round_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.RoundID = int(s.goInt())
-		case "your_standings":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = -1
 			if s.null() {
 				v.YourStandings = nil
 			} else if v.YourStandings != nil {
@@ -3813,10 +5461,6 @@ func (v *ParityContext) decodeFast(s *scanner) bool {
 				if !v.YourStandings.decodeFast(s) {
 					return false
 				}
-			}
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
 			}
 		}
 		if s.bad {
@@ -3895,41 +5539,94 @@ func (v *PlayerMeta) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"display_name\":" {
+				s.i, f = i+15, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"version\":" {
+				s.i, f = i+10, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 16 && string(s.b[i:i+16]) == "\"agent_version\":" {
+				s.i, f = i+16, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 19 && string(s.b[i:i+19]) == "\"protocol_version\":" {
+				s.i, f = i+19, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"game_types\":" {
+				s.i, f = i+13, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 19 && string(s.b[i:i+19]) == "\"contact_endpoint\":" {
+				s.i, f = i+19, 5
+			}
 		}
-		switch string(name) {
-		case "display_name":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "display_name":
+				f = 0
+			case "version":
+				f = 1
+			case "agent_version":
+				f = 2
+			case "protocol_version":
+				f = 3
+			case "game_types":
+				f = 4
+			case "contact_endpoint":
+				f = 5
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.DisplayName = s.string()
-		case "version":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.Version = s.string()
-		case "agent_version":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.AgentVersion = s.string()
-		case "protocol_version":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.ProtocolVersion = s.string()
-		case "game_types":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			if s.null() {
 				v.GameTypes = nil
 			} else if !s.arrayStart() {
@@ -3946,16 +5643,13 @@ func (v *PlayerMeta) decodeFast(s *scanner) bool {
 				}
 				v.GameTypes = a0
 			}
-		case "contact_endpoint":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = -1
 			v.ContactEndpoint = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -4002,22 +5696,37 @@ func (v *QueryParams) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"player_id\":" {
+				s.i, f = i+12, 0
+			}
 		}
-		switch string(name) {
-		case "player_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "player_id":
+				f = 0
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = -1
 			v.PlayerID = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -4083,29 +5792,74 @@ func (v *RefereeMeta) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"display_name\":" {
+				s.i, f = i+15, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"version\":" {
+				s.i, f = i+10, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"game_types\":" {
+				s.i, f = i+13, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 19 && string(s.b[i:i+19]) == "\"contact_endpoint\":" {
+				s.i, f = i+19, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 25 && string(s.b[i:i+25]) == "\"max_concurrent_matches\":" {
+				s.i, f = i+25, 4
+			}
 		}
-		switch string(name) {
-		case "display_name":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "display_name":
+				f = 0
+			case "version":
+				f = 1
+			case "game_types":
+				f = 2
+			case "contact_endpoint":
+				f = 3
+			case "max_concurrent_matches":
+				f = 4
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.DisplayName = s.string()
-		case "version":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.Version = s.string()
-		case "game_types":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			if s.null() {
 				v.GameTypes = nil
 			} else if !s.arrayStart() {
@@ -4122,22 +5876,20 @@ func (v *RefereeMeta) decodeFast(s *scanner) bool {
 				}
 				v.GameTypes = a0
 			}
-		case "contact_endpoint":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.ContactEndpoint = s.string()
-		case "max_concurrent_matches":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = -1
 			v.MaxConcurrentMatches = int(s.goInt())
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -4189,17 +5941,78 @@ func (v *RefereeRegisterRequest) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 1
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"referee_meta\":" {
+				s.i, f = i+15, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 7
+			}
 		}
-		switch string(name) {
-		case "referee_meta":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "referee_meta":
+				f = 0
+			case "protocol":
+				f = 1
+			case "message_type":
+				f = 2
+			case "sender":
+				f = 3
+			case "timestamp":
+				f = 4
+			case "conversation_id":
+				f = 5
+			case "league_id":
+				f = 6
+			case "auth_token":
+				f = 7
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = -1
 			if s.null() {
 				v.RefereeMeta = nil
 			} else if v.RefereeMeta != nil {
@@ -4210,52 +6023,55 @@ func (v *RefereeRegisterRequest) decodeFast(s *scanner) bool {
 					return false
 				}
 			}
-		case "protocol":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -4317,29 +6133,104 @@ func (v *RefereeRegisterResponse) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 3
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"status\":" {
+				s.i, f = i+9, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"referee_id\":" {
+				s.i, f = i+13, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"reason\":" {
+				s.i, f = i+9, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 9
+			}
 		}
-		switch string(name) {
-		case "status":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "status":
+				f = 0
+			case "referee_id":
+				f = 1
+			case "reason":
+				f = 2
+			case "protocol":
+				f = 3
+			case "message_type":
+				f = 4
+			case "sender":
+				f = 5
+			case "timestamp":
+				f = 6
+			case "conversation_id":
+				f = 7
+			case "league_id":
+				f = 8
+			case "auth_token":
+				f = 9
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.Status = s.string()
-		case "referee_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.RefereeID = s.string()
-		case "reason":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = -1
 			if s.null() {
 				v.Reason = nil
 			} else if v.Reason != nil {
@@ -4349,52 +6240,55 @@ func (v *RefereeRegisterResponse) decodeFast(s *scanner) bool {
 				*p0 = s.string()
 				v.Reason = p0
 			}
-		case "protocol":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -4480,17 +6374,66 @@ func (v *ResultDetails) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"drawn_number\":" {
+				s.i, f = i+15, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"parity\":" {
+				s.i, f = i+9, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"outcome\":" {
+				s.i, f = i+10, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"choices\":" {
+				s.i, f = i+10, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"reason\":" {
+				s.i, f = i+9, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 19 && string(s.b[i:i+19]) == "\"technical_losses\":" {
+				s.i, f = i+19, 5
+			}
 		}
-		switch string(name) {
-		case "drawn_number":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "drawn_number":
+				f = 0
+			case "parity":
+				f = 1
+			case "outcome":
+				f = 2
+			case "choices":
+				f = 3
+			case "reason":
+				f = 4
+			case "technical_losses":
+				f = 5
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			if s.null() {
 				v.DrawnNumber = nil
 			} else if v.DrawnNumber != nil {
@@ -4500,38 +6443,43 @@ func (v *ResultDetails) decodeFast(s *scanner) bool {
 				*p0 = int(s.goInt())
 				v.DrawnNumber = p0
 			}
-		case "parity":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.Parity = s.string()
-		case "outcome":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.Outcome = s.string()
-		case "choices":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			if v.Choices != nil {
 				return false
 			}
 			v.Choices = s.stringMap()
-		case "reason":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Reason = s.string()
-		case "technical_losses":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = -1
 			if s.null() {
 				v.TechnicalLosses = nil
 			} else if !s.arrayStart() {
@@ -4552,10 +6500,6 @@ func (v *ResultDetails) decodeFast(s *scanner) bool {
 					}
 				}
 				v.TechnicalLosses = a0
-			}
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
 			}
 		}
 		if s.bad {
@@ -4615,35 +6559,75 @@ func (v *RetryInfo) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"retry_count\":" {
+				s.i, f = i+14, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"max_retries\":" {
+				s.i, f = i+14, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 16 && string(s.b[i:i+16]) == "\"next_retry_at\":" {
+				s.i, f = i+16, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"total_delay_sec\":" {
+				s.i, f = i+18, 3
+			}
 		}
-		switch string(name) {
-		case "retry_count":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "retry_count":
+				f = 0
+			case "max_retries":
+				f = 1
+			case "next_retry_at":
+				f = 2
+			case "total_delay_sec":
+				f = 3
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.RetryCount = int(s.goInt())
-		case "max_retries":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.MaxRetries = int(s.goInt())
-		case "next_retry_at":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.NextRetryAt = s.string()
-		case "total_delay_sec":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = -1
 			if s.null() {
 				v.TotalDelaySec = nil
 			} else if v.TotalDelaySec != nil {
@@ -4652,10 +6636,6 @@ func (v *RetryInfo) decodeFast(s *scanner) bool {
 				p0 := new(int)
 				*p0 = int(s.goInt())
 				v.TotalDelaySec = p0
-			}
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
 			}
 		}
 		if s.bad {
@@ -4713,23 +6693,91 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 2
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"round_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"matches\":" {
+				s.i, f = i+10, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 8
+			}
 		}
-		switch string(name) {
-		case "round_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "round_id":
+				f = 0
+			case "matches":
+				f = 1
+			case "protocol":
+				f = 2
+			case "message_type":
+				f = 3
+			case "sender":
+				f = 4
+			case "timestamp":
+				f = 5
+			case "conversation_id":
+				f = 6
+			case "league_id":
+				f = 7
+			case "auth_token":
+				f = 8
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.RoundID = int(s.goInt())
-		case "matches":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = -1
 			if s.null() {
 				v.Matches = nil
 			} else if !s.arrayStart() {
@@ -4751,52 +6799,55 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 				}
 				v.Matches = a0
 			}
-		case "protocol":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -4860,29 +6911,110 @@ func (v *RoundCompleted) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 4
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"round_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 20 && string(s.b[i:i+20]) == "\"matches_completed\":" {
+				s.i, f = i+20, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 16 && string(s.b[i:i+16]) == "\"next_round_id\":" {
+				s.i, f = i+16, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 10 && string(s.b[i:i+10]) == "\"summary\":" {
+				s.i, f = i+10, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 9
+			}
+		case 10:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 10
+			}
 		}
-		switch string(name) {
-		case "round_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "round_id":
+				f = 0
+			case "matches_completed":
+				f = 1
+			case "next_round_id":
+				f = 2
+			case "summary":
+				f = 3
+			case "protocol":
+				f = 4
+			case "message_type":
+				f = 5
+			case "sender":
+				f = 6
+			case "timestamp":
+				f = 7
+			case "conversation_id":
+				f = 8
+			case "league_id":
+				f = 9
+			case "auth_token":
+				f = 10
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.RoundID = int(s.goInt())
-		case "matches_completed":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.MatchesCompleted = int(s.goInt())
-		case "next_round_id":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			if s.null() {
 				v.NextRoundID = nil
 			} else if v.NextRoundID != nil {
@@ -4892,11 +7024,12 @@ func (v *RoundCompleted) decodeFast(s *scanner) bool {
 				*p0 = int(s.goInt())
 				v.NextRoundID = p0
 			}
-		case "summary":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = -1
 			if s.null() {
 				v.Summary = nil
 			} else if v.Summary != nil {
@@ -4907,52 +7040,55 @@ func (v *RoundCompleted) decodeFast(s *scanner) bool {
 					return false
 				}
 			}
-		case "protocol":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 10:
 			if seen&(1<<10) != 0 {
 				return false
 			}
 			seen |= 1 << 10
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -5001,40 +7137,76 @@ func (v *RoundSummary) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 16 && string(s.b[i:i+16]) == "\"total_matches\":" {
+				s.i, f = i+16, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 7 && string(s.b[i:i+7]) == "\"wins\":" {
+				s.i, f = i+7, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 8 && string(s.b[i:i+8]) == "\"draws\":" {
+				s.i, f = i+8, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 19 && string(s.b[i:i+19]) == "\"technical_losses\":" {
+				s.i, f = i+19, 3
+			}
 		}
-		switch string(name) {
-		case "total_matches":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "total_matches":
+				f = 0
+			case "wins":
+				f = 1
+			case "draws":
+				f = 2
+			case "technical_losses":
+				f = 3
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.TotalMatches = int(s.goInt())
-		case "wins":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.Wins = int(s.goInt())
-		case "draws":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.Draws = int(s.goInt())
-		case "technical_losses":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = -1
 			v.TechnicalLosses = int(s.goInt())
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -5105,76 +7277,154 @@ func (v *StandingRow) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 7 && string(s.b[i:i+7]) == "\"rank\":" {
+				s.i, f = i+7, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"player_id\":" {
+				s.i, f = i+12, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"display_name\":" {
+				s.i, f = i+15, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"played\":" {
+				s.i, f = i+9, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 17 && string(s.b[i:i+17]) == "\"matches_played\":" {
+				s.i, f = i+17, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 7 && string(s.b[i:i+7]) == "\"wins\":" {
+				s.i, f = i+7, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 8 && string(s.b[i:i+8]) == "\"draws\":" {
+				s.i, f = i+8, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"losses\":" {
+				s.i, f = i+9, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 19 && string(s.b[i:i+19]) == "\"technical_losses\":" {
+				s.i, f = i+19, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"points\":" {
+				s.i, f = i+9, 9
+			}
 		}
-		switch string(name) {
-		case "rank":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "rank":
+				f = 0
+			case "player_id":
+				f = 1
+			case "display_name":
+				f = 2
+			case "played":
+				f = 3
+			case "matches_played":
+				f = 4
+			case "wins":
+				f = 5
+			case "draws":
+				f = 6
+			case "losses":
+				f = 7
+			case "technical_losses":
+				f = 8
+			case "points":
+				f = 9
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.Rank = int(s.goInt())
-		case "player_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.PlayerID = s.string()
-		case "display_name":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.DisplayName = s.string()
-		case "played":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Played = int(s.goInt())
-		case "matches_played":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.MatchesPlayed = int(s.goInt())
-		case "wins":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Wins = int(s.goInt())
-		case "draws":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Draws = int(s.goInt())
-		case "losses":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Losses = int(s.goInt())
-		case "technical_losses":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.TechnicalLosses = int(s.goInt())
-		case "points":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = -1
 			v.Points = int(s.goInt())
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -5292,89 +7542,234 @@ func (v *StartMatch) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 13
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"match_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"round_id\":" {
+				s.i, f = i+11, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"game_type\":" {
+				s.i, f = i+12, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"player_a_id\":" {
+				s.i, f = i+14, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"player_b_id\":" {
+				s.i, f = i+14, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 20 && string(s.b[i:i+20]) == "\"player_a_endpoint\":" {
+				s.i, f = i+20, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 20 && string(s.b[i:i+20]) == "\"player_b_endpoint\":" {
+				s.i, f = i+20, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"player_A_id\":" {
+				s.i, f = i+14, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 14 && string(s.b[i:i+14]) == "\"player_B_id\":" {
+				s.i, f = i+14, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 20 && string(s.b[i:i+20]) == "\"player_A_endpoint\":" {
+				s.i, f = i+20, 9
+			}
+		case 10:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 20 && string(s.b[i:i+20]) == "\"player_B_endpoint\":" {
+				s.i, f = i+20, 10
+			}
+		case 11:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 26 && string(s.b[i:i+26]) == "\"league_manager_endpoint\":" {
+				s.i, f = i+26, 11
+			}
+		case 12:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"match_seed\":" {
+				s.i, f = i+13, 12
+			}
+		case 13:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 13
+			}
+		case 14:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 14
+			}
+		case 15:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 15
+			}
+		case 16:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 16
+			}
+		case 17:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 17
+			}
+		case 18:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 18
+			}
+		case 19:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 19
+			}
 		}
-		switch string(name) {
-		case "match_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "match_id":
+				f = 0
+			case "round_id":
+				f = 1
+			case "game_type":
+				f = 2
+			case "player_a_id":
+				f = 3
+			case "player_b_id":
+				f = 4
+			case "player_a_endpoint":
+				f = 5
+			case "player_b_endpoint":
+				f = 6
+			case "player_A_id":
+				f = 7
+			case "player_B_id":
+				f = 8
+			case "player_A_endpoint":
+				f = 9
+			case "player_B_endpoint":
+				f = 10
+			case "league_manager_endpoint":
+				f = 11
+			case "match_seed":
+				f = 12
+			case "protocol":
+				f = 13
+			case "message_type":
+				f = 14
+			case "sender":
+				f = 15
+			case "timestamp":
+				f = 16
+			case "conversation_id":
+				f = 17
+			case "league_id":
+				f = 18
+			case "auth_token":
+				f = 19
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.MatchID = s.string()
-		case "round_id":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.RoundID = int(s.goInt())
-		case "game_type":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.GameType = s.string()
-		case "player_a_id":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.PlayerAID = s.string()
-		case "player_b_id":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.PlayerBID = s.string()
-		case "player_a_endpoint":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.PlayerAEndpoint = s.string()
-		case "player_b_endpoint":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.PlayerBEndpoint = s.string()
-		case "player_A_id":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.AltPlayerAID = s.string()
-		case "player_B_id":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.AltPlayerBID = s.string()
-		case "player_A_endpoint":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
 			v.AltPlayerAEndpoint = s.string()
-		case "player_B_endpoint":
+		case 10:
 			if seen&(1<<10) != 0 {
 				return false
 			}
 			seen |= 1 << 10
+			want = 11
 			v.AltPlayerBEndpoint = s.string()
-		case "league_manager_endpoint":
+		case 11:
 			if seen&(1<<11) != 0 {
 				return false
 			}
 			seen |= 1 << 11
+			want = 12
 			v.LeagueManagerEndpoint = s.string()
-		case "match_seed":
+		case 12:
 			if seen&(1<<12) != 0 {
 				return false
 			}
 			seen |= 1 << 12
+			want = -1
 			if s.null() {
 				v.MatchSeed = nil
 			} else if v.MatchSeed != nil {
@@ -5384,52 +7779,55 @@ func (v *StartMatch) decodeFast(s *scanner) bool {
 				*p0 = uint64(s.uint())
 				v.MatchSeed = p0
 			}
-		case "protocol":
+		case 13:
 			if seen&(1<<13) != 0 {
 				return false
 			}
 			seen |= 1 << 13
+			want = 14
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 14:
 			if seen&(1<<14) != 0 {
 				return false
 			}
 			seen |= 1 << 14
+			want = 15
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 15:
 			if seen&(1<<15) != 0 {
 				return false
 			}
 			seen |= 1 << 15
+			want = 16
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 16:
 			if seen&(1<<16) != 0 {
 				return false
 			}
 			seen |= 1 << 16
+			want = 17
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 17:
 			if seen&(1<<17) != 0 {
 				return false
 			}
 			seen |= 1 << 17
+			want = 18
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 18:
 			if seen&(1<<18) != 0 {
 				return false
 			}
 			seen |= 1 << 18
+			want = 19
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 19:
 			if seen&(1<<19) != 0 {
 				return false
 			}
 			seen |= 1 << 19
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -5489,76 +7887,154 @@ func (v *StartMatchAck) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 3
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"match_id\":" {
+				s.i, f = i+11, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"status\":" {
+				s.i, f = i+9, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"reason\":" {
+				s.i, f = i+9, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 3
+			}
+		case 4:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 4
+			}
+		case 5:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 5
+			}
+		case 6:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 6
+			}
+		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 7
+			}
+		case 8:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 8
+			}
+		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
+				s.i, f = i+13, 9
+			}
 		}
-		switch string(name) {
-		case "match_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "match_id":
+				f = 0
+			case "status":
+				f = 1
+			case "reason":
+				f = 2
+			case "protocol":
+				f = 3
+			case "message_type":
+				f = 4
+			case "sender":
+				f = 5
+			case "timestamp":
+				f = 6
+			case "conversation_id":
+				f = 7
+			case "league_id":
+				f = 8
+			case "auth_token":
+				f = 9
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.MatchID = s.string()
-		case "status":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.Status = s.string()
-		case "reason":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = -1
 			v.Reason = s.string()
-		case "protocol":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = 4
 			v.Envelope.Protocol = s.string()
-		case "message_type":
+		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
+			want = 5
 			v.Envelope.MessageType = MessageType(s.string())
-		case "sender":
+		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
+			want = 6
 			v.Envelope.Sender = s.string()
-		case "timestamp":
+		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
+			want = 7
 			v.Envelope.Timestamp = s.string()
-		case "conversation_id":
+		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
 			v.Envelope.ConversationID = s.string()
-		case "league_id":
+		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
+			want = 9
 			v.Envelope.LeagueID = s.string()
-		case "auth_token":
+		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 0
 			v.Envelope.AuthToken = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -5617,40 +8093,76 @@ func (v *TechnicalLoss) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"player_id\":" {
+				s.i, f = i+12, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"error_code\":" {
+				s.i, f = i+13, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"action\":" {
+				s.i, f = i+9, 2
+			}
+		case 3:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"reason\":" {
+				s.i, f = i+9, 3
+			}
 		}
-		switch string(name) {
-		case "player_id":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "player_id":
+				f = 0
+			case "error_code":
+				f = 1
+			case "action":
+				f = 2
+			case "reason":
+				f = 3
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.PlayerID = s.string()
-		case "error_code":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.ErrorCode = Code(s.string())
-		case "action":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = 3
 			v.Action = s.string()
-		case "reason":
+		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
+			want = -1
 			v.Reason = s.string()
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false
@@ -5697,34 +8209,63 @@ func (v *YourStandings) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
+	want := 0
 	for n := 0; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad
+		f := -1
+		switch want {
+		case 0:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 7 && string(s.b[i:i+7]) == "\"wins\":" {
+				s.i, f = i+7, 0
+			}
+		case 1:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"losses\":" {
+				s.i, f = i+9, 1
+			}
+		case 2:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 8 && string(s.b[i:i+8]) == "\"draws\":" {
+				s.i, f = i+8, 2
+			}
 		}
-		switch string(name) {
-		case "wins":
+		if f < 0 {
+			name, ok := s.member(n)
+			if !ok {
+				return !s.bad
+			}
+			switch string(name) {
+			case "wins":
+				f = 0
+			case "losses":
+				f = 1
+			case "draws":
+				f = 2
+			default:
+				if !other.add(name) || s.declines(name) || !s.skip() {
+					return false
+				}
+			}
+		}
+		switch f {
+		case 0:
 			if seen&(1<<0) != 0 {
 				return false
 			}
 			seen |= 1 << 0
+			want = 1
 			v.Wins = int(s.goInt())
-		case "losses":
+		case 1:
 			if seen&(1<<1) != 0 {
 				return false
 			}
 			seen |= 1 << 1
+			want = 2
 			v.Losses = int(s.goInt())
-		case "draws":
+		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
+			want = -1
 			v.Draws = int(s.goInt())
-		default:
-			if !other.add(name) || s.declines(name) || !s.skip() {
-				return false
-			}
 		}
 		if s.bad {
 			return false

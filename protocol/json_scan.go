@@ -132,6 +132,22 @@ func (s *scanner) member(n int) ([]byte, bool) {
 	return name, true
 }
 
+// nameAt is where the name of the object's member number n begins when
+// nothing but its comma (none for the first) stands before it, as our
+// encoder writes objects; -1 otherwise. A generated decoder compares the
+// name it expects there, and reads the member with member when it finds
+// another name or anything else: spaces, the object's end, bad input.
+func (s *scanner) nameAt(n int) int {
+	i := s.i
+	if n > 0 {
+		if i >= len(s.b) || s.b[i] != ',' {
+			return -1
+		}
+		i++
+	}
+	return i
+}
+
 // roomFor returns a with room for as many elements as its first one
 // suggests the array holds: the bytes left after it divided by its own
 // (with a comma), but never more than twice the bytes left take in memory

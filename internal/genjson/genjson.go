@@ -384,26 +384,78 @@ func (g *gen) decoder(b *strings.Builder, t reflect.Type) {
 	if len(ms) > 64 {
 		panic(fmt.Sprintf("%s: more than 64 members", t.Name()))
 	}
-	b.WriteString("\tvar seen uint64\n\tvar other names\n\tfor n := 0; ; n++ {\n\t\tname, ok := s.member(n)\n\t\tif !ok {\n\t\t\treturn !s.bad\n\t\t}\n\t\tswitch string(name) {\n")
+	// The member a sender writes next is tried first, as bytes: after member
+	// f, the one that follows f where our encoder writes them (the first
+	// one to begin with). It costs one comparison when it is not there, and
+	// saves reading the name and finding its member when it is. A name that
+	// is not the one expected is read and looked up as any name is.
+	order := encodeOrder(t)
+	number := map[string]int{}
+	for i, m := range ms {
+		number[m.name] = i
+	}
+	next := make([]int, len(ms))
+	want := -1
+	for i := range next {
+		next[i] = -1
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		f, ok := number[order[i]]
+		if !ok {
+			continue // shadowed: the decoder never takes it from there
+		}
+		next[f], want = want, f
+	}
+	fmt.Fprintf(b, "\tvar seen uint64\n\tvar other names\n\twant := %d\n\tfor n := 0; ; n++ {\n\t\tf := -1\n\t\tswitch want {\n", want)
+	quoted := make([]string, len(ms))
 	for i, m := range ms {
 		if m.name == "content" || m.name == "structuredContent" {
 			// scanner.declines tells an MCP result by these names.
 			panic(t.Name() + ": a member named " + m.name)
 		}
-		quoted, err := json.Marshal(m.name)
+		q, err := json.Marshal(m.name)
 		if err != nil {
 			panic(err)
 		}
+		if string(q) != `"`+m.name+`"` {
+			panic(t.Name() + ": a member name json escapes: " + m.name)
+		}
+		quoted[i] = string(q)
+		// Compared with a constant, the name is compared in a few loads.
+		lit := quoted[i] + ":"
+		fmt.Fprintf(b, "\t\tcase %d:\n\t\t\tif i := s.nameAt(n); i >= 0 && len(s.b)-i >= %d && string(s.b[i:i+%d]) == %q {\n\t\t\t\ts.i, f = i+%d, %d\n\t\t\t}\n", i, len(lit), len(lit), lit, len(lit), i)
+	}
+	b.WriteString("\t\t}\n\t\tif f < 0 {\n\t\t\tname, ok := s.member(n)\n\t\t\tif !ok {\n\t\t\t\treturn !s.bad\n\t\t\t}\n\t\t\tswitch string(name) {\n")
+	for i := range ms {
+		fmt.Fprintf(b, "\t\t\tcase %s:\n\t\t\t\tf = %d\n", quoted[i], i)
+	}
+	b.WriteString("\t\t\tdefault:\n\t\t\t\tif !other.add(name) || s.declines(name) || !s.skip() {\n\t\t\t\t\treturn false\n\t\t\t\t}\n\t\t\t}\n\t\t}\n\t\tswitch f {\n")
+	for i, m := range ms {
 		var value strings.Builder
 		g.decodeValue(&value, m.expr, m.typ, 0)
 		if value.String() == "return false\n" { // left to json
-			fmt.Fprintf(b, "\t\tcase %s:\n\t\t\treturn false\n", quoted)
+			fmt.Fprintf(b, "\t\tcase %d:\n\t\t\treturn false\n", i)
 			continue
 		}
-		fmt.Fprintf(b, "\t\tcase %s:\n\t\t\tif seen&(1<<%d) != 0 {\n\t\t\t\treturn false\n\t\t\t}\n\t\t\tseen |= 1 << %d\n", quoted, i, i)
+		fmt.Fprintf(b, "\t\tcase %d:\n\t\t\tif seen&(1<<%d) != 0 {\n\t\t\t\treturn false\n\t\t\t}\n\t\t\tseen |= 1 << %d\n\t\t\twant = %d\n", i, i, i, next[i])
 		b.WriteString(value.String())
 	}
-	b.WriteString("\t\tdefault:\n\t\t\tif !other.add(name) || s.declines(name) || !s.skip() {\n\t\t\t\treturn false\n\t\t\t}\n\t\t}\n\t\tif s.bad {\n\t\t\treturn false\n\t\t}\n\t}\n}\n\n")
+	b.WriteString("\t\t}\n\t\tif s.bad {\n\t\t\treturn false\n\t\t}\n\t}\n}\n\n")
+}
+
+// encodeOrder lists the member names of struct t in the order appendMembers
+// writes them: its fields in order, an embedded struct's members where it
+// is embedded.
+func encodeOrder(t reflect.Type) []string {
+	var names []string
+	for f := range jsonFields(t) {
+		if f.embedded {
+			names = append(names, encodeOrder(f.Type)...)
+			continue
+		}
+		names = append(names, f.name)
+	}
+	return names
 }
 
 // decodeValue writes the decoding of the next value into x, of type t.
