@@ -112,6 +112,7 @@ type Player struct {
 	stats     Stats
 	round     int
 	standings []protocol.StandingRow
+	update    *protocol.LeagueStandingsUpdate // the latest, when standings is nil: its table may be kept unread
 	champion  *protocol.Champion
 	completed bool // LEAGUE_COMPLETED has arrived and done is closed
 	done      chan struct{}
@@ -252,6 +253,7 @@ func (p *Player) Register(ctx context.Context) error {
 // the player's fault (see league); the tools and health never do.
 func (p *Player) Handler() *transport.Mux {
 	m := transport.NewMux(p.log)
+	m.KeepTables() // a player reads its standings only when asked for its state
 	m.HandleFunc(string(protocol.TypeGameInvitation), p.league(p.onInvitation))
 	m.HandleFunc(string(protocol.TypeChooseParityCall), p.league(p.onParityCall))
 	m.HandleFunc(string(protocol.TypeGameOver), p.league(p.onGameOver))
@@ -553,7 +555,7 @@ func (p *Player) onRoundAnnouncement(ctx context.Context, r *transport.Request) 
 	// A round of k matches is a league of 2k or 2k+1 players, in which
 	// this player plays at most 2k games: room for them is made once
 	// instead of by doubling (a long history half empty, and copied).
-	if games := 2 * len(ra.Matches); games <= maxHistoryHint && cap(p.history) < games {
+	if games := 2 * ra.MatchCount(); games <= maxHistoryHint && cap(p.history) < games {
 		p.history = slices.Grow(p.history, games-len(p.history))
 	}
 	p.mu.Unlock()
@@ -567,7 +569,7 @@ const maxHistoryHint = 1 << 16
 func (p *Player) onStandings(ctx context.Context, r *transport.Request) (any, error) {
 	su := r.Msg.(*protocol.LeagueStandingsUpdate)
 	p.mu.Lock()
-	p.standings = su.Standings
+	p.standings, p.update = nil, su // read when State asks
 	p.mu.Unlock()
 	return p.ack(r), nil
 }
@@ -585,7 +587,7 @@ func (p *Player) onLeagueCompleted(ctx context.Context, r *transport.Request) (a
 		p.completed = true
 		p.state, p.champion = StateCompleted, lc.Champion
 		if lc.FinalStandings != nil {
-			p.standings = lc.FinalStandings
+			p.standings, p.update = lc.FinalStandings, nil
 		}
 		close(p.done)
 	}
@@ -602,6 +604,14 @@ func (p *Player) onPing(context.Context, *transport.Request) (any, error) {
 	}, nil
 }
 
+// standingsLocked is the latest table of standings the player was sent.
+func (p *Player) standingsLocked() []protocol.StandingRow {
+	if p.standings == nil && p.update != nil {
+		return p.update.Rows()
+	}
+	return p.standings
+}
+
 // State is a snapshot of the player for get_player_state.
 func (p *Player) State() State {
 	p.mu.Lock()
@@ -616,7 +626,7 @@ func (p *Player) State() State {
 		Stats:       p.stats,
 		History:     append([]Game{}, p.history...),
 		Round:       p.round,
-		Standings:   append([]protocol.StandingRow(nil), p.standings...),
+		Standings:   append([]protocol.StandingRow(nil), p.standingsLocked()...),
 		Champion:    p.champion,
 	}
 }

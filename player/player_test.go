@@ -738,6 +738,53 @@ func broadcasts() []struct {
 	}
 }
 
+// TestStandingsKeptUnread: a player keeps the tables it is sent unread
+// until it is asked for its state (transport.Mux.KeepTables), and then
+// shows the latest standings exactly; final standings replace them. A
+// round's matches are counted all the same: the room made for the history
+// of a two-match round is four games. Over HTTP the tables come as bytes
+// and are kept; in memory, too, a single call's message is encoded.
+func TestStandingsKeptUnread(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := registered(t, n, "even")
+		mgr := "league_manager:LM01"
+		with := func(e protocol.Envelope, token string) protocol.Envelope { e.AuthToken = token; return e }
+		first := []protocol.StandingRow{{Rank: 1, PlayerID: "P02", DisplayName: "Agent Beta", Played: 2, Wins: 2, Points: 6},
+			{Rank: 2, PlayerID: "P01", DisplayName: "Agent Alpha", Played: 2, MatchesPlayed: 0, Draws: 1, Losses: 1, Points: 1},
+			{Rank: 3, PlayerID: "P03", Played: 2, TechnicalLosses: 2}}
+		update := func(round int, rows []protocol.StandingRow) {
+			t.Helper()
+			conv := fmt.Sprintf("conv-standings-%d", round)
+			is.Equal(r.call(t, "LEAGUE_STANDINGS_UPDATE", &protocol.LeagueStandingsUpdate{
+				Envelope: with(env(protocol.TypeLeagueStandingsUpdate, mgr, conv), "tok-P01"), RoundID: round, Standings: rows}),
+				registeredAckFor(protocol.TypeLeagueStandingsUpdate, conv))
+		}
+		update(2, first)
+		is.True(r.p.StandingsKept()) // unread until asked
+		is.Equal(r.p.State().Standings, first)
+		is.Equal(r.p.State().Standings, first) // asked again: the same
+		second := []protocol.StandingRow{{Rank: 1, PlayerID: "P01", DisplayName: "Agent Alpha", Played: 3, Wins: 1, Draws: 1, Losses: 1, Points: 4}}
+		update(3, second)
+		is.Equal(r.p.State().Standings, second) // the latest
+
+		is.Equal(r.call(t, "ROUND_ANNOUNCEMENT", &protocol.RoundAnnouncement{
+			Envelope: with(env(protocol.TypeRoundAnnouncement, mgr, "conv-round-4"), "tok-P01"), RoundID: 4,
+			Matches: []protocol.MatchRef{{MatchID: "R4M1", PlayerAID: "P01", PlayerBID: "P02"}, {MatchID: "R4M2", PlayerAID: "P03", PlayerBID: "P04"}}}),
+			registeredAckFor(protocol.TypeRoundAnnouncement, "conv-round-4"))
+		st := r.p.State()
+		is.Equal(st.Round, 4)
+		is.True(cap(r.p.HistoryRoom()) >= 4) // two matches announced, kept unread
+
+		final := []protocol.StandingRow{{Rank: 1, PlayerID: "P01", Played: 3, Wins: 3, Points: 9}}
+		is.Equal(r.call(t, "LEAGUE_COMPLETED", &protocol.LeagueCompleted{
+			Envelope: with(env(protocol.TypeLeagueCompleted, mgr, "conv-league-complete"), "tok-P01"), TotalRounds: 3, TotalMatches: 3,
+			Champion: &protocol.Champion{PlayerID: "P01", Points: 9}, FinalStandings: final}),
+			registeredAckFor(protocol.TypeLeagueCompleted, "conv-league-complete"))
+		is.Equal(r.p.State().Standings, final)
+	})
+}
+
 func TestBroadcastAcks(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		for _, b := range broadcasts() {

@@ -20,6 +20,12 @@ var batchBodies = []string{
 		`"sender":"league_manager:LM01","timestamp":"2026-01-01T00:00:00Z","conversation_id":"c","league_id":"l",` +
 		`"round_id":1,"matches_completed":2,"next_round_id":2},"id":7},` +
 		`{"jsonrpc":"2.0","method":"ping","id":8}]`,
+	// A round's end as our manager sends it to our players.
+	`[{"jsonrpc":"2.0","method":"LEAGUE_STANDINGS_UPDATE","params":{"protocol":"league.v2","message_type":"LEAGUE_STANDINGS_UPDATE",` +
+		`"round_id":1,"standings":[{"rank":1,"player_id":"P1","played":1,"wins":1,"draws":0,"losses":0,"technical_losses":0,"points":3},` +
+		`{"rank":2,"player_id":"P2","played":1,"wins":0,"draws":0,"losses":1,"technical_losses":0,"points":0}]},"id":1},` +
+		`{"jsonrpc":"2.0","method":"ROUND_ANNOUNCEMENT","params":{"protocol":"league.v2","message_type":"ROUND_ANNOUNCEMENT","round_id":2,` +
+		`"matches":[{"match_id":"R2M1","game_type":"even_odd","player_A_id":"P1","player_B_id":"P2","referee_endpoint":"http://h:1/mcp"}]},"id":2}]`,
 }
 
 // notFast are batches the fast path must leave to the full path.
@@ -36,7 +42,7 @@ var notFast = []string{
 func TestDecodeBatchFastAgreesWithFull(t *testing.T) {
 	for _, body := range batchBodies {
 		is := is.New(t)
-		fast, ok := decodeBatchFast([]byte(body))
+		fast, ok := decodeBatchFast([]byte(body), false)
 		is.True(ok) // the fast path takes it
 		full, batch := decodeBatchFull([]byte(body))
 		is.True(batch)
@@ -44,9 +50,10 @@ func TestDecodeBatchFastAgreesWithFull(t *testing.T) {
 		for _, it := range fast {
 			is.Equal(it.Err, nil)
 		}
+		sameBatchKept(t, []byte(body))
 	}
 	for _, body := range notFast {
-		_, ok := decodeBatchFast([]byte(body))
+		_, ok := decodeBatchFast([]byte(body), false)
 		is.New(t).True(!ok) // left to the full path
 	}
 }
@@ -56,7 +63,8 @@ func FuzzDecodeBatchFast(f *testing.F) {
 		f.Add([]byte(b))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fast, ok := decodeBatchFast(body)
+		sameBatchKept(t, body)
+		fast, ok := decodeBatchFast(body, false)
 		if !ok {
 			return
 		}
@@ -115,7 +123,7 @@ func TestBatchFastOnOddElements(t *testing.T) {
 		"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":01}",
 	} {
 		body := []byte("[" + el + "]")
-		fast, ok := decodeBatchFast(body)
+		fast, ok := decodeBatchFast(body, false)
 		full, batch := decodeBatchFull(body)
 		if ok && !(batch && reflect.DeepEqual(fast, full)) {
 			t.Errorf("%q: fast %+v, full %+v", el, fast, full)
@@ -131,7 +139,7 @@ func TestBatchDepthAsJSON(t *testing.T) {
 	for _, d := range []int{maxDepth - 2, maxDepth, 9997, 9998, 9999} {
 		nested := strings.Repeat("[", d) + strings.Repeat("]", d)
 		body := []byte(`[{"jsonrpc":"2.0","method":"ping","params":{"a":` + nested + `},"id":1}]`)
-		fast, ok := decodeBatchFast(body)
+		fast, ok := decodeBatchFast(body, false)
 		full, batch := decodeBatchFull(body)
 		if ok {
 			is.True(batch && reflect.DeepEqual(fast, full)) // taken: as the full path reads it
@@ -145,5 +153,24 @@ func TestBatchDepthAsJSON(t *testing.T) {
 		_, err := DecodeResponses(reply)
 		_, jsonOK := responsesByJSON(reply)
 		is.Equal(err == nil, jsonOK) // the reply to a batch, as json splits it
+	}
+}
+
+// sameBatchKept checks the fast path keeping tables unread (as for a
+// player) against it decoding in full: it takes the same batches and reads
+// the same requests from them.
+func sameBatchKept(t *testing.T, body []byte) {
+	t.Helper()
+	full, ok := decodeBatchFast(body, false)
+	kept, kok := decodeBatchFast(body, true)
+	if ok != kok || len(full) != len(kept) {
+		t.Fatalf("keeping tables takes the batch %v, decoding in full %v:\n%s", kok, ok, body)
+	}
+	for i := range kept {
+		sameKept(t, body, full[i].Decoded, kept[i].Decoded)
+		kept[i].Decoded = full[i].Decoded
+		if !reflect.DeepEqual(kept[i], full[i]) {
+			t.Fatalf("keeping tables reads request %d differently:\n%s\nkept %+v\nfull %+v", i, body, kept[i], full[i])
+		}
 	}
 }

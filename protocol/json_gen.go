@@ -4373,17 +4373,23 @@ func (v *LeagueStandingsUpdate) appendMembers(b []byte, start int) ([]byte, bool
 	}
 	b = member(b, start, "\"round_id\":")
 	b = strconv.AppendInt(b, int64(v.RoundID), 10)
-	b = member(b, start, "\"standings\":")
-	b = append(b, '[')
-	for i := range v.Standings {
-		if i > 0 {
-			b = append(b, ',')
+	{
+		table := v.Standings
+		if table == nil && v.standings.raw != nil {
+			table = keptRows[StandingRow](v.standings)
 		}
-		if b, ok = (&v.Standings[i]).appendJSON(b); !ok {
-			return b, false
+		b = member(b, start, "\"standings\":")
+		b = append(b, '[')
+		for i := range table {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = (&table[i]).appendJSON(b); !ok {
+				return b, false
+			}
 		}
+		b = append(b, ']')
 	}
-	b = append(b, ']')
 	return b, true
 }
 
@@ -4491,26 +4497,33 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 			}
 			seen |= 1 << 1
 			want = -1
-			if s.null() {
-				v.Standings = nil
-			} else if !s.arrayStart() {
-				return false
-			} else {
-				a0 := []StandingRow{}
-				for i := 0; s.elem(i); i++ {
-					at := s.i
-					a0 = append(a0, StandingRow{})
-					if !s.null() && !a0[len(a0)-1].decodeFast(s) {
-						return false
-					}
-					if i == 0 {
-						a0 = roomFor(a0, s.i-at, len(s.b)-s.i, int(unsafe.Sizeof(StandingRow{})))
-					}
-					if s.bad {
-						return false
-					}
+			if s.keep {
+				if !keepStandingRowTable(s, &v.standings) {
+					return false
 				}
-				v.Standings = a0
+				v.Standings = nil
+			} else {
+				if s.null() {
+					v.Standings = nil
+				} else if !s.arrayStart() {
+					return false
+				} else {
+					a0 := []StandingRow{}
+					for i := 0; s.elem(i); i++ {
+						at := s.i
+						a0 = append(a0, StandingRow{})
+						if !s.null() && !a0[len(a0)-1].decodeFast(s) {
+							return false
+						}
+						if i == 0 {
+							a0 = roomFor(a0, s.i-at, len(s.b)-s.i, int(unsafe.Sizeof(StandingRow{})))
+						}
+						if s.bad {
+							return false
+						}
+					}
+					v.Standings = a0
+				}
 			}
 		case 2:
 			if seen&(1<<2) != 0 {
@@ -4566,6 +4579,24 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 			return false
 		}
 	}
+}
+
+// keepStandingRowTable is keepTable (kept.go) for a table of StandingRow.
+func keepStandingRowTable(s *scanner, k *kept) bool {
+	at, ok := s.keepStart()
+	if !ok {
+		return false
+	}
+	var row StandingRow
+	n := 0
+	for i := 0; s.elem(i); i++ {
+		row = StandingRow{}
+		if s.peek() == 'n' || !row.decodeFast(s) || !row.valid() {
+			return s.keepEnd(k, at, n, false)
+		}
+		n++
+	}
+	return s.keepEnd(k, at, n, true)
 }
 
 func (v *MatchRef) appendJSON(b []byte) ([]byte, bool) {
@@ -6660,17 +6691,23 @@ func (v *RoundAnnouncement) appendMembers(b []byte, start int) ([]byte, bool) {
 	}
 	b = member(b, start, "\"round_id\":")
 	b = strconv.AppendInt(b, int64(v.RoundID), 10)
-	b = member(b, start, "\"matches\":")
-	b = append(b, '[')
-	for i := range v.Matches {
-		if i > 0 {
-			b = append(b, ',')
+	{
+		table := v.Matches
+		if table == nil && v.matches.raw != nil {
+			table = keptRows[MatchRef](v.matches)
 		}
-		if b, ok = (&v.Matches[i]).appendJSON(b); !ok {
-			return b, false
+		b = member(b, start, "\"matches\":")
+		b = append(b, '[')
+		for i := range table {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, ok = (&table[i]).appendJSON(b); !ok {
+				return b, false
+			}
 		}
+		b = append(b, ']')
 	}
-	b = append(b, ']')
 	return b, true
 }
 
@@ -6778,26 +6815,33 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 			}
 			seen |= 1 << 1
 			want = -1
-			if s.null() {
-				v.Matches = nil
-			} else if !s.arrayStart() {
-				return false
-			} else {
-				a0 := []MatchRef{}
-				for i := 0; s.elem(i); i++ {
-					at := s.i
-					a0 = append(a0, MatchRef{})
-					if !s.null() && !a0[len(a0)-1].decodeFast(s) {
-						return false
-					}
-					if i == 0 {
-						a0 = roomFor(a0, s.i-at, len(s.b)-s.i, int(unsafe.Sizeof(MatchRef{})))
-					}
-					if s.bad {
-						return false
-					}
+			if s.keep {
+				if !keepMatchRefTable(s, &v.matches) {
+					return false
 				}
-				v.Matches = a0
+				v.Matches = nil
+			} else {
+				if s.null() {
+					v.Matches = nil
+				} else if !s.arrayStart() {
+					return false
+				} else {
+					a0 := []MatchRef{}
+					for i := 0; s.elem(i); i++ {
+						at := s.i
+						a0 = append(a0, MatchRef{})
+						if !s.null() && !a0[len(a0)-1].decodeFast(s) {
+							return false
+						}
+						if i == 0 {
+							a0 = roomFor(a0, s.i-at, len(s.b)-s.i, int(unsafe.Sizeof(MatchRef{})))
+						}
+						if s.bad {
+							return false
+						}
+					}
+					v.Matches = a0
+				}
 			}
 		case 2:
 			if seen&(1<<2) != 0 {
@@ -6853,6 +6897,24 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 			return false
 		}
 	}
+}
+
+// keepMatchRefTable is keepTable (kept.go) for a table of MatchRef.
+func keepMatchRefTable(s *scanner, k *kept) bool {
+	at, ok := s.keepStart()
+	if !ok {
+		return false
+	}
+	var row MatchRef
+	n := 0
+	for i := 0; s.elem(i); i++ {
+		row = MatchRef{}
+		if s.peek() == 'n' || !row.decodeFast(s) || !row.valid() {
+			return s.keepEnd(k, at, n, false)
+		}
+		n++
+	}
+	return s.keepEnd(k, at, n, true)
 }
 
 func (v *RoundCompleted) appendJSON(b []byte) ([]byte, bool) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -42,6 +43,10 @@ type scanner struct {
 	// named content or structuredContent make a generated decoder decline
 	// it: readResponse may unwrap it as an MCP result. 0 for none.
 	mcp int
+	// keep has the tables of messages kept unread (kept.go); alias, set
+	// while such a table is checked, has strings alias b instead of being
+	// copied: what they are decoded into is dropped before b can change.
+	keep, alias bool
 }
 
 // declines reports whether the member called name, which the struct being
@@ -255,6 +260,9 @@ func (s *scanner) string() string {
 	switch s.peek() {
 	case '"':
 		if text, ok := s.quoted(); ok {
+			if s.alias && len(text) > 0 {
+				return unsafe.String(&text[0], len(text))
+			}
 			return intern(text)
 		}
 	case 'n':
@@ -618,9 +626,10 @@ func (u *names) add(name []byte) bool {
 // With decoded not nil, obj is a request (see requestMember) and skim its
 // params: params that come after a method naming a message type are decoded
 // as that message where they stand, into *decoded, when the generated
-// decoder takes them, and skimmed otherwise.
-func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value, skim int, decoded *Message) bool {
-	s := scanner{b: obj, lenient: true}
+// decoder takes them, and skimmed otherwise; with keep, keeping their
+// tables unread (kept.go).
+func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value, skim int, decoded *Message, keep bool) bool {
+	s := scanner{b: obj, lenient: true, keep: keep}
 	return s.members(once, index, values, skim, decoded) && s.end()
 }
 

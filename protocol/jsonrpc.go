@@ -247,15 +247,29 @@ var (
 // whose Err answers it. batch reports whether the body was an array, in
 // which case the replies (if any) go back as an array.
 func DecodeRequests(body []byte) (items []Incoming, batch bool) {
+	return Reading{}.Requests(body)
+}
+
+// Reading is how a recipient has its requests decoded; the zero Reading
+// decodes every message in full.
+type Reading struct {
+	// KeepTables has the tables of broadcasts (a round's matches, the
+	// standings) checked and kept unread (kept.go), for a recipient that
+	// reads them seldom if ever: a player.
+	KeepTables bool
+}
+
+// Requests is DecodeRequests as r reads.
+func (r Reading) Requests(body []byte) (items []Incoming, batch bool) {
 	body = trimJSONSpace(body)
 	if len(body) == 0 {
 		return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: empty body"))}, false
 	}
 	switch body[0] {
 	case '{':
-		return []Incoming{decodeOne(body)}, false
+		return []Incoming{decodeRequest(body, true, r.KeepTables)}, false
 	case '[':
-		if items, ok := decodeBatchFast(body); ok {
+		if items, ok := decodeBatchFast(body, r.KeepTables); ok {
 			return items, true
 		}
 		return decodeBatchFull(body)
@@ -303,10 +317,10 @@ func decodeBatchFull(body []byte) (items []Incoming, batch bool) {
 // and checked as a single request is. Anything else (an element that is
 // not an object or not a valid request, too many, bad JSON between them)
 // reports false, for the full path to answer exactly as it does.
-func decodeBatchFast(body []byte) ([]Incoming, bool) {
+func decodeBatchFast(body []byte, keep bool) ([]Incoming, bool) {
 	// Each element is read where it stands, as decodeOne reads a single
 	// request: one pass over the body.
-	s := scanner{b: body, lenient: true}
+	s := scanner{b: body, lenient: true, keep: keep}
 	if !s.arrayStart() {
 		return nil, false
 	}
@@ -336,11 +350,16 @@ func decodeBatchFast(body []byte) ([]Incoming, bool) {
 // DecodeRequests does; ok is false for any other body (a batch, or not an
 // object), which DecodeRequests answers.
 func DecodeRequest(body []byte) (in Incoming, ok bool) {
+	return Reading{}.Request(body)
+}
+
+// Request is DecodeRequest as r reads.
+func (r Reading) Request(body []byte) (in Incoming, ok bool) {
 	body = trimJSONSpace(body)
 	if len(body) == 0 || body[0] != '{' {
 		return Incoming{}, false
 	}
-	return decodeOne(body), true
+	return decodeRequest(body, true, r.KeepTables), true
 }
 
 // DecodeRequestParams is DecodeRequest for a request whose params are not
@@ -351,14 +370,15 @@ func DecodeRequestParams(body []byte) (in Incoming, ok bool) {
 	if len(body) == 0 || body[0] != '{' {
 		return Incoming{}, false
 	}
-	return decodeRequest(body, false), true
+	return decodeRequest(body, false, false), true
 }
 
-func decodeOne(obj []byte) Incoming { return decodeRequest(obj, true) }
+func decodeOne(obj []byte) Incoming { return decodeRequest(obj, true, false) }
 
 // decodeRequest reads one request object; with decode, its params are
-// decoded as the method's message while they are read.
-func decodeRequest(obj []byte, decode bool) Incoming {
+// decoded as the method's message while they are read, with keep, keeping
+// its tables unread.
+func decodeRequest(obj []byte, decode, keep bool) Incoming {
 	var m [4]jsontext.Value
 	skim := -1 // params read and checked in one pass
 	var decoded Message
@@ -369,7 +389,7 @@ func decodeRequest(obj []byte, decode bool) Incoming {
 		// them as the message checks them.
 		skim, into = 2, &decoded
 	}
-	if readMembersFast(obj, true, requestMember, m[:], skim, into) {
+	if readMembersFast(obj, true, requestMember, m[:], skim, into, keep) {
 		if in, ok := requestOf(&m, decoded, decode); ok {
 			return in
 		}
@@ -703,7 +723,7 @@ func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err e
 	if reply != nil {
 		skim = 0
 	}
-	ok := readMembersFast(body, false, responseMember, m[:], skim, nil)
+	ok := readMembersFast(body, false, responseMember, m[:], skim, nil, false)
 	if ok && skim == 0 && (m[1] == nil || string(m[1]) == "null") && len(m[0]) > 0 && m[0][0] == '{' &&
 		!mentionsContent(m[0]) && decodeGenerated(m[0], reply) {
 		return Response{ID: m[2], Result: m[0]}, true, nil

@@ -175,13 +175,12 @@ func (v *validator) sideStatus(field, s string) {
 func (v *validator) standings(field string, rows []StandingRow) {
 	for i := range rows {
 		r := &rows[i]
-		negative := r.Rank < 0 || r.Wins < 0 || r.Draws < 0 || r.Losses < 0 || r.Played < 0 || r.TechnicalLosses < 0
-		if validID(r.PlayerID) && !negative {
+		if r.valid() {
 			continue // the row's path is spelled only for a reason
 		}
 		p := field + "[" + strconv.Itoa(i) + "]"
 		v.requireID(p+".player_id", r.PlayerID)
-		if negative {
+		if r.negative() {
 			v.add(ErrInvalidMessageFormat, p, "counts must not be negative")
 		}
 	}

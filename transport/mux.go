@@ -30,6 +30,7 @@ type Mux struct {
 	logger  *slog.Logger
 	timeout time.Duration
 	limits  *limiters
+	reading protocol.Reading
 	// born and seen spare most requests a read of the clock: seen is the
 	// latest now-born read, and a deadline within timeout of that past
 	// now is within timeout of now too (see beyond).
@@ -58,6 +59,12 @@ func NewMux(logger *slog.Logger) *Mux {
 // SetHandlerTimeout bounds how long one handler may run (0: no bound but
 // the caller's). A caller that never gives up cannot hold a handler forever.
 func (m *Mux) SetHandlerTimeout(d time.Duration) { m.timeout = d }
+
+// KeepTables has the tables of the broadcasts the Mux is sent (a round's
+// matches, the standings) checked and kept unread until a handler asks for
+// them (protocol.Reading): for a recipient that seldom reads them, a
+// player. Validation, errors and answers are the same.
+func (m *Mux) KeepTables() { m.reading.KeepTables = true }
 
 // beyond reports whether deadline dl is more than the handler timeout
 // from now, as time.Until(dl) > m.timeout does, reading the clock only
@@ -152,7 +159,7 @@ func (m *Mux) AppendMessage(ctx context.Context, dst, body []byte, peer Peer) []
 	// A broadcast shared by a caller in this process is for this request
 	// only: the handler's own calls must not see it.
 	shared, _ := ctx.Value(sharedKey{}).(*protocol.Broadcast)
-	decode := protocol.DecodeRequest
+	decode := m.reading.Request
 	if shared != nil {
 		ctx = context.WithValue(ctx, sharedKey{}, nil)
 		decode = protocol.DecodeRequestParams // the params are the recipient's own members
@@ -160,7 +167,7 @@ func (m *Mux) AppendMessage(ctx context.Context, dst, body []byte, peer Peer) []
 	if in, ok := decode(body); ok {
 		return m.serveOne(ctx, dst, &in, peer, shared)
 	}
-	items, batch := protocol.DecodeRequests(body)
+	items, batch := m.reading.Requests(body)
 	if !batch {
 		return m.serveOne(ctx, dst, &items[0], peer, shared)
 	}

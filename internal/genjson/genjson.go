@@ -27,7 +27,7 @@ import (
 
 // Generate returns the source of json_gen.go.
 func Generate() ([]byte, error) {
-	g := &gen{done: map[reflect.Type]bool{}}
+	g := &gen{done: map[reflect.Type]bool{}, keeps: map[string]bool{}}
 	roots := []reflect.Type{reflect.TypeFor[protocol.Ack]()}
 	for _, t := range protocol.MessageTypes() {
 		roots = append(roots, reflect.TypeOf(protocol.New(t)).Elem())
@@ -83,6 +83,7 @@ type fn struct{ name, src string }
 type gen struct {
 	done  map[reflect.Type]bool
 	funcs []fn
+	keeps map[string]bool // element types whose keep function is written
 }
 
 var (
@@ -135,6 +136,14 @@ func (g *gen) fields(b *strings.Builder, t reflect.Type) {
 		omitzero := slices.Contains(strings.Split(opts, ","), "omitzero")
 		if slices.ContainsFunc(strings.Split(opts, ","), func(o string) bool { return o != "" && o != "omitzero" }) {
 			panic(fmt.Sprintf("%s.%s: option %q is not supported", t.Name(), f.Name, opts))
+		}
+		if keep := f.Tag.Get("keep"); keep != "" {
+			// A table kept unread (protocol/kept.go) is written as its
+			// rows decode: as the message decoded in full is written.
+			fmt.Fprintf(b, "\t{\n\t\ttable := v.%s\n\t\tif table == nil && v.%s.raw != nil {\n\t\t\ttable = keptRows[%s](v.%s)\n\t\t}\n", f.Name, keep, f.Type.Elem().Name(), keep)
+			g.field(b, "table", f.Type, name, omitzero)
+			b.WriteString("\t}\n")
+			continue
 		}
 		g.field(b, "v."+f.Name, f.Type, name, omitzero)
 	}
@@ -336,6 +345,7 @@ type decMember struct {
 	name string
 	expr string
 	typ  reflect.Type
+	keep string // the field that keeps this table unread (protocol/kept.go)
 }
 
 // members lists the members json decodes into a struct of type t, held in
@@ -350,7 +360,7 @@ func members(t reflect.Type, x string) []decMember {
 			embedded = append(embedded, members(f.Type, x+"."+f.Name))
 			continue
 		}
-		own = append(own, decMember{f.name, x + "." + f.Name, f.Type})
+		own = append(own, decMember{f.name, x + "." + f.Name, f.Type, f.Tag.Get("keep")})
 	}
 	taken := map[string]bool{}
 	for _, m := range own {
@@ -381,6 +391,7 @@ func (g *gen) decoder(b *strings.Builder, t reflect.Type) {
 	fmt.Fprintf(b, "func (v *%s) decodeFast(s *scanner) bool {\n", t.Name())
 	b.WriteString("\tif !s.objectStart() {\n\t\treturn false\n\t}\n")
 	ms := members(t, "v")
+	var keepers []string // element types of tables kept unread, first seen here
 	if len(ms) > 64 {
 		panic(fmt.Sprintf("%s: more than 64 members", t.Name()))
 	}
@@ -433,6 +444,19 @@ func (g *gen) decoder(b *strings.Builder, t reflect.Type) {
 	for i, m := range ms {
 		var value strings.Builder
 		g.decodeValue(&value, m.expr, m.typ, 0)
+		if m.keep != "" {
+			if m.typ.Kind() != reflect.Slice || m.typ.Elem().Kind() != reflect.Struct {
+				panic(t.Name() + ": only a slice of structs is kept unread: " + m.name)
+			}
+			full := value.String()
+			value.Reset()
+			e := m.typ.Elem().Name()
+			fmt.Fprintf(&value, "if s.keep {\nif !keep%sTable(s, &v.%s) {\nreturn false\n}\n%s = nil\n} else {\n%s}\n", e, m.keep, m.expr, full)
+			if !g.keeps[e] {
+				g.keeps[e] = true
+				keepers = append(keepers, e)
+			}
+		}
 		if value.String() == "return false\n" { // left to json
 			fmt.Fprintf(b, "\t\tcase %d:\n\t\t\treturn false\n", i)
 			continue
@@ -441,6 +465,16 @@ func (g *gen) decoder(b *strings.Builder, t reflect.Type) {
 		b.WriteString(value.String())
 	}
 	b.WriteString("\t\t}\n\t\tif s.bad {\n\t\t\treturn false\n\t\t}\n\t}\n}\n\n")
+	// A table kept unread is read by a function of its own element type:
+	// a generic one would call the element's decoder through a dictionary,
+	// through which the scanner would escape to the heap (an allocation a
+	// request).
+	for _, e := range keepers {
+		fmt.Fprintf(b, "// keep%sTable is keepTable (kept.go) for a table of %s.\n", e, e)
+		fmt.Fprintf(b, "func keep%sTable(s *scanner, k *kept) bool {\n\tat, ok := s.keepStart()\n\tif !ok {\n\t\treturn false\n\t}\n", e)
+		fmt.Fprintf(b, "\tvar row %s\n\tn := 0\n\tfor i := 0; s.elem(i); i++ {\n\t\trow = %s{}\n", e, e)
+		b.WriteString("\t\tif s.peek() == 'n' || !row.decodeFast(s) || !row.valid() {\n\t\t\treturn s.keepEnd(k, at, n, false)\n\t\t}\n\t\tn++\n\t}\n\treturn s.keepEnd(k, at, n, true)\n}\n\n")
+	}
 }
 
 // encodeOrder lists the member names of struct t in the order appendMembers

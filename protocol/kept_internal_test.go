@@ -1,0 +1,149 @@
+package protocol
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/matryer/is"
+)
+
+// unkept is m with its kept tables decoded into their fields, as full
+// decoding would have left it.
+func unkept(m Message) Message {
+	switch m := m.(type) {
+	case *LeagueStandingsUpdate:
+		c := *m
+		c.Standings, c.standings = m.Rows(), kept{}
+		return &c
+	case *RoundAnnouncement:
+		c := *m
+		c.Matches, c.matches = m.AllMatches(), kept{}
+		return &c
+	}
+	return m
+}
+
+// sameKept checks a message decoded keeping its tables unread against the
+// same params decoded in full: the same message once its tables are read,
+// the same verdict of validation, the same bytes when encoded again.
+func sameKept(t *testing.T, data []byte, full, kept Message) {
+	t.Helper()
+	switch {
+	case kept == nil && full == nil:
+		return
+	case kept == nil || full == nil:
+		t.Fatalf("decoded in full: %T, keeping tables: %T, on\n%s", full, kept, data)
+	case !reflect.DeepEqual(unkept(kept), full):
+		t.Fatalf("keeping tables decodes differently on\n%s\nkept %#v\nfull %#v", data, unkept(kept), full)
+	}
+	if ferr, kerr := Validate(full), Validate(kept); fmt.Sprint(ferr) != fmt.Sprint(kerr) {
+		t.Fatalf("validation differs on\n%s\nkept: %v\nfull: %v", data, kerr, ferr)
+	}
+	fb, ferr := AppendJSON(nil, full)
+	kb, kerr := AppendJSON(nil, kept)
+	if !bytes.Equal(fb, kb) || (ferr == nil) != (kerr == nil) {
+		t.Fatalf("encoded again differently on\n%s\nkept: %s (%v)\nfull: %s (%v)", data, kb, kerr, fb, ferr)
+	}
+}
+
+// keptStandings is a LEAGUE_STANDINGS_UPDATE request of n rows, row bad
+// (if in range) with an invalid player_id.
+func keptStandings(n, bad int) []byte {
+	rows := make([]StandingRow, n)
+	for i := range rows {
+		rows[i] = StandingRow{Rank: i + 1, PlayerID: "P" + strconv.Itoa(i+1), DisplayName: "Player " + strconv.Itoa(i+1),
+			Played: 3, Wins: 1, Draws: 1, Losses: 1, Points: 4}
+	}
+	if bad >= 0 && bad < n {
+		rows[bad].PlayerID = "not an id"
+	}
+	params, err := Marshal(&LeagueStandingsUpdate{Envelope: Envelope{Protocol: Version, MessageType: TypeLeagueStandingsUpdate,
+		Sender: "league_manager:LM01", Timestamp: "2026-11-21T05:29:41Z", LeagueID: "league_2025_even_odd", AuthToken: "tok"},
+		RoundID: 2, Standings: rows})
+	if err != nil {
+		panic(err)
+	}
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"LEAGUE_STANDINGS_UPDATE","params":%s,"id":7}`, params)
+}
+
+// TestKeptTables: a player's standings and round announcement are kept
+// unread, as the same requests decoded in full, in a batch too; a table
+// with a bad row is decoded in full, for validation to name the row.
+func TestKeptTables(t *testing.T) {
+	is := is.New(t)
+	keep := Reading{KeepTables: true}
+
+	body := keptStandings(64, -1)
+	in, ok := keep.Request(body)
+	is.True(ok)
+	su := in.Decoded.(*LeagueStandingsUpdate)
+	is.True(su.Standings == nil) // kept
+	is.Equal(su.standings.n, 64)
+	is.Equal(len(su.Rows()), 64)
+	is.Equal(su.Rows()[63].PlayerID, "P64")
+	full, _ := DecodeRequest(body)
+	sameKept(t, body, full.Decoded, in.Decoded)
+	is.NoErr(Validate(su))
+
+	// Its strings are its own, not the body's: the body is a buffer used again.
+	rows := su.Rows()
+	for i := range body {
+		body[i] = 'x'
+	}
+	is.Equal(su.Rows(), rows)
+	is.Equal(rows[0].PlayerID, "P1")
+
+	bad := keptStandings(3, 1)
+	in, _ = keep.Request(bad)
+	su = in.Decoded.(*LeagueStandingsUpdate)
+	is.Equal(len(su.Standings), 3) // decoded in full
+	err := Validate(su)
+	is.True(err != nil)
+	is.Equal(err.(*Error).Fields[0].Field, "standings[1].player_id")
+
+	announce := `{"jsonrpc":"2.0","method":"ROUND_ANNOUNCEMENT","params":{"protocol":"league.v2","message_type":"ROUND_ANNOUNCEMENT",` +
+		`"sender":"league_manager:LM01","timestamp":"2026-11-21T05:29:41Z","league_id":"L","auth_token":"tok","round_id":1,` +
+		`"matches":[{"match_id":"R1M1","game_type":"even_odd","player_A_id":"P1","player_B_id":"P2","referee_endpoint":"http://127.0.0.1:8001/mcp"},` +
+		`{"match_id":"R1M2","game_type":"even_odd","player_A_id":"P3","player_B_id":"P4","referee_endpoint":"http://127.0.0.1:8001/mcp"}]},"id":8}`
+	batch := []byte("[" + string(keptStandings(4, -1)) + "," + announce + "]")
+	items, isBatch := keep.Requests(batch)
+	is.True(isBatch)
+	is.Equal(len(items), 2)
+	fullItems, _ := DecodeRequests(batch)
+	for i := range items {
+		sameKept(t, batch, fullItems[i].Decoded, items[i].Decoded)
+	}
+	ra := items[1].Decoded.(*RoundAnnouncement)
+	is.True(ra.Matches == nil)
+	is.Equal(ra.MatchCount(), 2)
+	is.Equal(ra.AllMatches()[1].MatchID, "R1M2")
+
+	// Not a table it takes as it is: null, a null row, a row json would
+	// refuse, a missing table; each decoded in full, as without keeping.
+	for _, params := range []string{
+		`{"round_id":1,"standings":null}`, `{"round_id":1,"standings":[null]}`, `{"round_id":1,"standings":[{"player_id":1}]}`,
+		`{"round_id":1}`, `{"round_id":1,"standings":[]}`, `{"round_id":1,"standings":[{"player_id":"P\u0031"}]}`,
+		`{"round_id":1,"standings":[{"player_id":"P1","wins":-1}]}`, `{"round_id":1,"standings":{}}`,
+	} {
+		sameRequest(t, fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"LEAGUE_STANDINGS_UPDATE","params":%s,"id":1}`, params))
+		sameRequest(t, fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"ROUND_ANNOUNCEMENT","params":%s,"id":1}`,
+			bytes.ReplaceAll([]byte(params), []byte("standings"), []byte("matches"))))
+	}
+}
+
+// FuzzKeptTables: whatever params a player is sent as its standings or a
+// round's matches, keeping the tables unread decodes, validates and encodes
+// them as decoding in full does, or leaves them to be decoded in full.
+func FuzzKeptTables(f *testing.F) {
+	f.Add([]byte(`{"round_id":1,"standings":[{"rank":1,"player_id":"P1","played":1,"wins":1,"draws":0,"losses":0,"technical_losses":0,"points":3}]}`))
+	f.Add([]byte(`{"round_id":1,"matches":[{"match_id":"R1M1","game_type":"even_odd","player_A_id":"P1","player_B_id":"P2","referee_endpoint":"http://h:1/mcp"}]}`))
+	f.Add([]byte(`{"standings":[{"player_id":"P1"},{"player_id":"P1","player_id":"P2"}],"matches":[]}`))
+	f.Fuzz(func(t *testing.T, params []byte) {
+		for _, method := range []string{"LEAGUE_STANDINGS_UPDATE", "ROUND_ANNOUNCEMENT", "notify_standings"} {
+			sameRequest(t, fmt.Appendf(nil, `{"jsonrpc":"2.0","method":%q,"params":%s,"id":1}`, method, params))
+		}
+	})
+}
