@@ -38,6 +38,7 @@ func DecodeInto(data jsontext.Value, v any) error {
 	if decodeGenerated(data, v) {
 		return nil
 	}
+	forgetKept(v)
 	err := json.Unmarshal(data, v)
 	if err == nil {
 		return nil

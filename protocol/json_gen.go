@@ -4524,6 +4524,7 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 					}
 					v.Standings = a0
 				}
+				v.standings = kept{}
 			}
 		case 2:
 			if seen&(1<<2) != 0 {
@@ -6842,6 +6843,7 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 					}
 					v.Matches = a0
 				}
+				v.matches = kept{}
 			}
 		case 2:
 			if seen&(1<<2) != 0 {

@@ -22,7 +22,10 @@ import (
 // duplicate names, jsontext.Value and any fields, nesting deeper than
 // maxDepth, anything malformed). A declined input is decoded by json, which
 // then also gives the error and its field. Tests compare the two decoders
-// on random and fuzzed input of every type.
+// on random and fuzzed input of every type. One exception, asked for by a
+// recipient (Reading.KeepTables): the tables of two broadcasts are checked
+// and kept as bytes instead of decoded (kept.go); the message is the same
+// once they are read through its accessors, and encodes the same.
 
 // maxDepth bounds the nesting the scanner follows; deeper input goes to json.
 const maxDepth = 32

@@ -1,6 +1,11 @@
 package protocol
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // Tables kept unread. A player is sent the league's tables every round (the
 // standings, the matches of the next round) and reads neither: it answers,
@@ -26,7 +31,6 @@ type kept struct {
 type tableRow[T any] interface {
 	*T
 	decodeFast(s *scanner) bool
-	valid() bool
 }
 
 // keepTable, written for each element type (keepStandingRowTable, …, in
@@ -77,4 +81,38 @@ func keptRows[T any, P tableRow[T]](k kept) []T {
 		}
 	}
 	return rows
+}
+
+// MarshalJSONTo has json encode m with a kept table as it encodes the
+// message decoded in full: the table is an unexported field, which json
+// would leave out (as would AppendJSON of m as a value, or of anything
+// holding it). The generated encoder of *LeagueStandingsUpdate reads it
+// itself.
+func (m LeagueStandingsUpdate) MarshalJSONTo(enc *jsontext.Encoder) error {
+	m.Standings, m.standings = m.Rows(), kept{}
+	type plain LeagueStandingsUpdate // without this method
+	return json.MarshalEncode(enc, (*plain)(&m))
+}
+
+// MarshalJSONTo is LeagueStandingsUpdate.MarshalJSONTo for a round's
+// matches.
+func (m RoundAnnouncement) MarshalJSONTo(enc *jsontext.Encoder) error {
+	m.Matches, m.matches = m.AllMatches(), kept{}
+	type plain RoundAnnouncement // without this method
+	return json.MarshalEncode(enc, (*plain)(&m))
+}
+
+// forgetKept drops the tables v keeps unread, before json decodes into it:
+// what json decodes replaces them, as the generated decoder's does.
+func forgetKept(v any) {
+	switch m := v.(type) {
+	case *LeagueStandingsUpdate:
+		if m != nil {
+			m.standings = kept{}
+		}
+	case *RoundAnnouncement:
+		if m != nil {
+			m.matches = kept{}
+		}
+	}
 }

@@ -3,10 +3,12 @@ package protocol
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strconv"
 	"testing"
 
+	"github.com/go-json-experiment/json"
 	"github.com/matryer/is"
 )
 
@@ -146,4 +148,109 @@ func FuzzKeptTables(f *testing.F) {
 			sameRequest(t, fmt.Appendf(nil, `{"jsonrpc":"2.0","method":%q,"params":%s,"id":1}`, method, params))
 		}
 	})
+}
+
+// TestKeptTableEncodedEverywhere: a message with a kept table encodes as
+// the full one does however it is encoded: by json, as a value, inside a
+// container (a handler's result), and by its generated encoder.
+func TestKeptTableEncodedEverywhere(t *testing.T) {
+	is := is.New(t)
+	body := keptStandings(2, -1)
+	in, _ := Reading{KeepTables: true}.Request(body)
+	su := in.Decoded.(*LeagueStandingsUpdate)
+	is.True(su.Standings == nil) // kept
+	full, _ := DecodeRequest(body)
+	want, err := AppendJSON(nil, full.Decoded)
+	is.NoErr(err)
+	for _, v := range []any{su, *su} {
+		got, err := AppendJSON(nil, v)
+		is.NoErr(err)
+		is.Equal(string(got), string(want))
+		got, err = json.Marshal(v, json.Deterministic(true))
+		is.NoErr(err)
+		is.Equal(string(got), string(want))
+	}
+	nested, err := AppendJSON(nil, []any{su, map[string]any{"m": *su}})
+	is.NoErr(err)
+	is.Equal(string(nested), "["+string(want)+`,{"m":`+string(want)+"}]")
+
+	ra := `{"jsonrpc":"2.0","method":"ROUND_ANNOUNCEMENT","params":{"round_id":1,"matches":[{"match_id":"R1M1","player_A_id":"P1","player_B_id":"P2"}]},"id":1}`
+	kin, _ := Reading{KeepTables: true}.Request([]byte(ra))
+	fin, _ := DecodeRequest([]byte(ra))
+	want, _ = AppendJSON(nil, fin.Decoded)
+	got, err := json.Marshal([]any{*kin.Decoded.(*RoundAnnouncement)})
+	is.NoErr(err)
+	is.Equal(string(got), "["+string(want)+"]")
+}
+
+// TestKeptTableReplacedByDecoding: decoding again into a message whose
+// table was kept replaces the table, by the generated decoder and by json
+// (escapes send params to json).
+func TestKeptTableReplacedByDecoding(t *testing.T) {
+	is := is.New(t)
+	for _, again := range []string{
+		`{"protocol":"league.v2","round_id":3,"standings":null}`,
+		`{"protocol":"league.v2","round_id":3,"standings":null,"sender":"league_manager:LM\u0030"}`, // to json
+		`{"round_id":3,"standings":[{"player_id":"P9"}]}`,
+	} {
+		in, _ := Reading{KeepTables: true}.Request(keptStandings(2, -1))
+		su := in.Decoded.(*LeagueStandingsUpdate)
+		fresh := &LeagueStandingsUpdate{Envelope: su.Envelope, RoundID: su.RoundID} // the same but for the table
+		is.NoErr(DecodeInto([]byte(again), su))
+		is.NoErr(DecodeInto([]byte(again), fresh))
+		is.Equal(su.Rows(), fresh.Rows())
+		is.Equal(fmt.Sprint(Validate(su)), fmt.Sprint(Validate(fresh)))
+	}
+}
+
+// snapshot renders what decoded requests hold that must not alias their
+// body: errors, messages with their tables read, validation verdicts.
+func snapshot(items []Incoming) string {
+	var b bytes.Buffer
+	for _, in := range items {
+		fmt.Fprintf(&b, "%v|", in.Err)
+		if in.Decoded != nil {
+			fmt.Fprintf(&b, "%+v|%v", reflect.ValueOf(unkept(in.Decoded)).Elem().Interface(), Validate(in.Decoded))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestKeptNothingAliasesBody: nothing that reading with KeepTables returns
+// (messages, tables, errors, validation) changes when the body is
+// overwritten afterwards, as a pooled buffer is: the strings that alias the
+// body while a table is checked do not outlive the check.
+func TestKeptNothingAliasesBody(t *testing.T) {
+	announce := `{"jsonrpc":"2.0","method":"ROUND_ANNOUNCEMENT","params":{"protocol":"league.v2","sender":"league_manager:LM01","round_id":1,` +
+		`"matches":[{"match_id":"R1M1","game_type":"even_odd","player_A_id":"P1","player_B_id":"P2","referee_endpoint":"http://127.0.0.1:8001/mcp"},` +
+		`{"match_id":"R1M2","player_A_id":"P3","player_B_id":"P4"}]},"id":2}`
+	bases := []string{string(keptStandings(3, -1)), string(keptStandings(3, 1)), announce,
+		"[" + string(keptStandings(2, -1)) + "," + announce + "]"}
+	const alphabet = `{}[],:"\ nul0123456789-eE.tfabxP_` + "\x00\xff"
+	r := rand.New(rand.NewPCG(7, 8))
+	keep := Reading{KeepTables: true}
+	for range 20000 {
+		body := []byte(bases[r.IntN(len(bases))])
+		for k := r.IntN(3); k > 0; k-- {
+			i := r.IntN(len(body))
+			switch r.IntN(3) {
+			case 0:
+				body[i] = alphabet[r.IntN(len(alphabet))]
+			case 1:
+				body = append(body[:i], body[i+1:]...)
+			default:
+				body = append(body[:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, body[i:]...)...)
+			}
+		}
+		orig := bytes.Clone(body)
+		items, _ := keep.Requests(body)
+		before := snapshot(items)
+		for i := range body {
+			body[i] = 'Z'
+		}
+		if after := snapshot(items); after != before {
+			t.Fatalf("what was read changed with its body:\n%s\nbefore %s\nafter  %s", orig, before, after)
+		}
+	}
 }

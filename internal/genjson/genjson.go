@@ -413,7 +413,7 @@ func (g *gen) decoder(b *strings.Builder, t reflect.Type) {
 	for i := len(order) - 1; i >= 0; i-- {
 		f, ok := number[order[i]]
 		if !ok {
-			continue // shadowed: the decoder never takes it from there
+			panic(t.Name() + ": an encoded member the decoder does not have: " + order[i])
 		}
 		next[f], want = want, f
 	}
@@ -451,7 +451,7 @@ func (g *gen) decoder(b *strings.Builder, t reflect.Type) {
 			full := value.String()
 			value.Reset()
 			e := m.typ.Elem().Name()
-			fmt.Fprintf(&value, "if s.keep {\nif !keep%sTable(s, &v.%s) {\nreturn false\n}\n%s = nil\n} else {\n%s}\n", e, m.keep, m.expr, full)
+			fmt.Fprintf(&value, "if s.keep {\nif !keep%sTable(s, &v.%s) {\nreturn false\n}\n%s = nil\n} else {\n%sv.%s = kept{}\n}\n", e, m.keep, m.expr, full, m.keep)
 			if !g.keeps[e] {
 				g.keeps[e] = true
 				keepers = append(keepers, e)

@@ -1,0 +1,92 @@
+package transport_test
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+)
+
+// keepingMuxes are a Mux that keeps tables unread and one that does not,
+// whose handlers read the tables and answer with them.
+func keepingMuxes() (keep, full *transport.Mux) {
+	mk := func(keepTables bool) *transport.Mux {
+		m := transport.NewMux(nil)
+		if keepTables {
+			m.KeepTables()
+		}
+		read := func(_ context.Context, r *transport.Request) (any, error) {
+			switch msg := r.Msg.(type) {
+			case *protocol.LeagueStandingsUpdate:
+				return map[string]any{"rows": msg.Rows(), "message": msg}, nil
+			case *protocol.RoundAnnouncement:
+				return map[string]any{"count": msg.MatchCount(), "matches": msg.AllMatches(), "message": *msg}, nil
+			}
+			return r.Msg, nil
+		}
+		m.HandleFunc(string(protocol.TypeLeagueStandingsUpdate), read)
+		m.HandleFunc(string(protocol.TypeRoundAnnouncement), read)
+		return m
+	}
+	return mk(true), mk(false)
+}
+
+const (
+	keptStandingsCall = `{"jsonrpc":"2.0","method":"LEAGUE_STANDINGS_UPDATE","params":{"protocol":"league.v2","message_type":"LEAGUE_STANDINGS_UPDATE",` +
+		`"sender":"league_manager:LM01","timestamp":"2026-11-21T05:29:41Z","round_id":1,"standings":[{"rank":1,"player_id":"P1","display_name":"A b",` +
+		`"played":1,"wins":1,"draws":0,"losses":0,"technical_losses":0,"points":3},{"rank":2,"player_id":"P2","played":1,"wins":0,"draws":0,"losses":1,` +
+		`"technical_losses":0,"points":0}]},"id":1}`
+	keptAnnounceCall = `{"jsonrpc":"2.0","method":"ROUND_ANNOUNCEMENT","params":{"protocol":"league.v2","message_type":"ROUND_ANNOUNCEMENT",` +
+		`"sender":"league_manager:LM01","timestamp":"2026-11-21T05:29:41Z","round_id":2,"matches":[{"match_id":"R2M1","game_type":"even_odd",` +
+		`"player_A_id":"P1","player_B_id":"P2","referee_endpoint":"http://h:1/mcp"}]},"id":"x"}`
+)
+
+// TestMuxKeepTablesSameAnswers: a Mux that keeps tables unread answers
+// every body as one that decodes them: the same results, the same errors
+// with the same codes, field paths and ids, batches too, on mutations of
+// a round's messages.
+func TestMuxKeepTablesSameAnswers(t *testing.T) {
+	keep, full := keepingMuxes()
+	bases := []string{keptStandingsCall, keptAnnounceCall, "[" + keptStandingsCall + "," + keptAnnounceCall + "]"}
+	const alphabet = `{}[],:"\ nul0123456789-.abP_`
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		body := []byte(bases[r.IntN(len(bases))])
+		for k := r.IntN(3); k > 0; k-- {
+			i := r.IntN(len(body))
+			switch r.IntN(3) {
+			case 0:
+				body[i] = alphabet[r.IntN(len(alphabet))]
+			case 1:
+				body = append(body[:i], body[i+1:]...)
+			default:
+				body = append(body[:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, body[i:]...)...)
+			}
+		}
+		sameAnswers(t, keep, full, body)
+	}
+}
+
+// FuzzMuxKeepTables: whatever a player is sent, keeping tables unread does
+// not change its answer.
+func FuzzMuxKeepTables(f *testing.F) {
+	for _, s := range []string{keptStandingsCall, keptAnnounceCall, "[" + keptStandingsCall + "," + keptAnnounceCall + "]"} {
+		f.Add([]byte(s))
+	}
+	keep, full := keepingMuxes()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		sameAnswers(t, keep, full, body)
+	})
+}
+
+func sameAnswers(t *testing.T, keep, full *transport.Mux, body []byte) {
+	t.Helper()
+	got := keep.ServeMessage(context.Background(), bytes.Clone(body), transport.Peer{})
+	want := full.ServeMessage(context.Background(), bytes.Clone(body), transport.Peer{})
+	if !bytes.Equal(got, want) {
+		t.Fatalf("answers differ on\n%s\nkeeping tables: %s\ndecoding them:  %s", body, got, want)
+	}
+}
