@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/internal/mutate"
 )
 
 // unkept is m with its kept tables decoded into their fields, as full
@@ -232,17 +234,7 @@ func TestKeptNothingAliasesBody(t *testing.T) {
 	keep := Reading{KeepTables: true}
 	for range 20000 {
 		body := []byte(bases[r.IntN(len(bases))])
-		for k := r.IntN(3); k > 0; k-- {
-			i := r.IntN(len(body))
-			switch r.IntN(3) {
-			case 0:
-				body[i] = alphabet[r.IntN(len(alphabet))]
-			case 1:
-				body = append(body[:i], body[i+1:]...)
-			default:
-				body = append(body[:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, body[i:]...)...)
-			}
-		}
+		body = mutate.Bytes(r, body, alphabet, 2)
 		orig := bytes.Clone(body)
 		items, _ := keep.Requests(body)
 		before := snapshot(items)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/leaguectl/leaguectl/internal/mutate"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 )
@@ -55,17 +56,7 @@ func TestMuxKeepTablesSameAnswers(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 20000 {
 		body := []byte(bases[r.IntN(len(bases))])
-		for k := r.IntN(3); k > 0; k-- {
-			i := r.IntN(len(body))
-			switch r.IntN(3) {
-			case 0:
-				body[i] = alphabet[r.IntN(len(alphabet))]
-			case 1:
-				body = append(body[:i], body[i+1:]...)
-			default:
-				body = append(body[:i], append([]byte{alphabet[r.IntN(len(alphabet))]}, body[i:]...)...)
-			}
-		}
+		body = mutate.Bytes(r, body, alphabet, 2)
 		sameAnswers(t, keep, full, body)
 	}
 }
