@@ -3,7 +3,6 @@ package check_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -230,10 +229,7 @@ func TestUnreachable(t *testing.T) {
 		is := is.New(t)
 		target := "mem://nobody-here"
 		if n.Name == "http" {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			is.NoErr(err)
-			target = "http://" + ln.Addr().String() + "/mcp"
-			is.NoErr(ln.Close()) // refused from now on
+			target = transporttest.DeadEndpoint(t) // refused
 		}
 		start := time.Now()
 		for _, f := range []func(context.Context, check.Options) (*check.Report, error){check.Player, check.Referee, check.Manager} {

@@ -3,7 +3,6 @@ package check_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,12 +29,7 @@ func nowhere(t *testing.T, n *transporttest.Net) string {
 	if n.Name == "mem" {
 		return "mem://nobody"
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return "http://" + ln.Addr().String() + "/mcp"
+	return transporttest.DeadEndpoint(t)
 }
 
 // runReferee serves our referee with short timeouts, its manager

@@ -2,7 +2,6 @@ package cmd_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/leaguectl/leaguectl/check"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
 // servedPlayer serves a player on a loopback port until the test ends.
@@ -91,10 +91,7 @@ func TestCheckFailingPlayerCommand(t *testing.T) {
 
 func TestCheckUnreachableCommand(t *testing.T) {
 	is := is.New(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	is.NoErr(err)
-	dead := "http://" + ln.Addr().String() + "/mcp"
-	is.NoErr(ln.Close())
+	dead := transporttest.DeadEndpoint(t)
 	for _, role := range []string{"player", "referee", "manager"} {
 		start := time.Now()
 		stdout, stderr, code := run(t, "check", role, dead)

@@ -1,13 +1,14 @@
 package e2e
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
 // checkReport is what check --output json prints.
@@ -34,23 +35,12 @@ func decodeCheck(t *testing.T, s string) checkReport {
 	return r
 }
 
-// deadEndpoint is an endpoint where nothing listens.
-func deadEndpoint(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return "http://" + ln.Addr().String() + "/mcp"
-}
-
 // TestCheckPlayerProcesses: check player against real serve-player
 // processes: a healthy one passes (exit 0), one that answers "Even" fails
 // the parity check (exit 1), and a dead port is exit 2 at once. The
 // players' manager is down: a player under check need not be registered.
 func TestCheckPlayerProcesses(t *testing.T) {
-	nowhere := deadEndpoint(t)
+	nowhere := transporttest.DeadEndpoint(t)
 	t.Run("healthy", func(t *testing.T) {
 		is := is.New(t)
 		p := startServer(t, "P01", "serve-player", "--port", "0", "--manager", nowhere, "--id", "P01")
@@ -96,7 +86,7 @@ func TestCheckRefereeAndManagerProcesses(t *testing.T) {
 	t.Run("referee", func(t *testing.T) {
 		is := is.New(t)
 		t.Setenv("LEAGUECTL_TIMEOUTS_JOIN", "1s") // the silent player's technical loss comes sooner
-		ref := startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", deadEndpoint(t), "--id", "REF01")
+		ref := startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", transporttest.DeadEndpoint(t), "--id", "REF01")
 		out, errs, code := runCLI(t, "check", "referee", ref.endpoint, "--output", "json")
 		is.Equal(code, 0)
 		r := decodeCheck(t, out)

@@ -1,0 +1,21 @@
+//go:build !unix
+
+package transporttest
+
+import (
+	"net"
+	"testing"
+)
+
+// DeadEndpoint is an HTTP endpoint on loopback where nothing listens: a
+// port found free and closed again (here another test's server may take it
+// meanwhile; on Unix the port is held).
+func DeadEndpoint(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "http://" + ln.Addr().String() + "/mcp"
+}
