@@ -614,7 +614,8 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 		msgs[k] = b // nil: not sent
 	}
 	t := &telling{wg: gopool.Group{Pool: &m.pool}, heads: make(map[string]chan struct{}, len(to))}
-	// The recipients' tokens are read under one lock, not one each.
+	// The recipients' tokens are read under one lock, not one each, and
+	// encoded once for all the steps.
 	tokens := make([]string, len(to))
 	m.mu.Lock()
 	for i, a := range to {
@@ -622,6 +623,13 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 		t.heads[a.id] = make(chan struct{})
 	}
 	m.mu.Unlock()
+	recipients := make([]protocol.Recipient, len(to))
+	for i, tok := range tokens {
+		recipients[i] = protocol.NewRecipient(tok)
+	}
+	// Every step's message to every recipient, in one allocation; each is
+	// filled in by the worker that sends it.
+	addressed := make([]protocol.Addressed, len(steps)*len(to))
 	// BroadcastConcurrency workers take the recipients in order: as many
 	// calls in flight as a goroutine per recipient behind a semaphore, for
 	// a goroutine hand-over per worker instead of one per recipient.
@@ -643,6 +651,12 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 		batcher = nil
 	}
 	bdl := deadline.New(ctx, time.Duration(sending)*m.opts.CallTimeout, 0, nil)
+	// address is step k's message to recipient i.
+	address := func(k, i int) *protocol.Addressed {
+		a := &addressed[k*len(to)+i]
+		*a = msgs[k].For(recipients[i])
+		return a
+	}
 	for range workers {
 		t.wg.Go(func() {
 			defer func() {
@@ -662,7 +676,7 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 					calls := make([]transport.BatchCall, 0, sending)
 					for k, s := range steps {
 						if msgs[k] != nil {
-							calls = append(calls, transport.BatchCall{Method: s.method, Params: msgs[k].To(tokens[i])})
+							calls = append(calls, transport.BatchCall{Method: s.method, Params: address(k, i)})
 						}
 					}
 					errs = batcher.CallBatch(bdl.Get(), a.endpoint, calls)
@@ -673,7 +687,7 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 						if errs != nil {
 							err, errs = errs[0], errs[1:]
 						} else {
-							err = m.caller.Call(dl.Get(), a.endpoint, s.method, msgs[k].To(tokens[i]), nil)
+							err = m.caller.Call(dl.Get(), a.endpoint, s.method, address(k, i), nil)
 						}
 						if err != nil {
 							m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", s.method),

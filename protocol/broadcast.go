@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -48,19 +49,38 @@ func (b *Broadcast) Len() int { return len(b.raw) }
 
 // To addresses the broadcast to a recipient whose token is token.
 func (b *Broadcast) To(token string) *Addressed {
-	a := &Addressed{b: b}
-	if token != "" {
-		// Invalid UTF-8 is quoted as jsontext.AppendQuote quotes it.
-		a.quoted, _ = appendString(make([]byte, 0, len(token)+2), token)
+	a := b.For(NewRecipient(token))
+	return &a
+}
+
+// For addresses the broadcast to r: no allocation, as r's own members are
+// encoded once for every broadcast it is sent.
+func (b *Broadcast) For(r Recipient) Addressed { return Addressed{b: b, own: r.own} }
+
+// Recipient is a recipient of broadcasts: its own members, {"auth_token":…},
+// encoded once for all the broadcasts it is sent. The zero Recipient has
+// no token.
+type Recipient struct {
+	own []byte // {"auth_token":"…"}; nil without a token. Read-only.
+}
+
+// NewRecipient encodes the members of a recipient whose token is token.
+func NewRecipient(token string) Recipient {
+	if token == "" {
+		return Recipient{}
 	}
-	return a
+	// Invalid UTF-8 is quoted as jsontext.AppendQuote quotes it.
+	own := append(make([]byte, 0, len(tokenMember)+len(token)+3), tokenMember...)
+	own, _ = appendString(own, token)
+	// Clipped: an append to Own's bytes cannot write into them.
+	return Recipient{own: slices.Clip(append(own, '}'))}
 }
 
 // Addressed is a broadcast with one recipient's auth_token: the params of
 // one call.
 type Addressed struct {
-	b      *Broadcast
-	quoted []byte // the token as a JSON string; nil without one
+	b   *Broadcast
+	own []byte // the recipient's {"auth_token":…}; nil without a token
 }
 
 // Broadcast is the broadcast a is a copy of.
@@ -72,7 +92,7 @@ const tokenMember = `{"auth_token":`
 // the wire. The token goes first, so the rest is the broadcast's bytes as
 // they are.
 func (a *Addressed) Encoded() jsontext.Value {
-	if a.quoted == nil {
+	if a.own == nil {
 		return a.b.raw
 	}
 	return a.AppendEncoded(make([]byte, 0, a.Len()))
@@ -81,10 +101,10 @@ func (a *Addressed) Encoded() jsontext.Value {
 // AppendEncoded appends Encoded to b: a's bytes in a buffer of the
 // caller's, to be used again.
 func (a *Addressed) AppendEncoded(b []byte) []byte {
-	if a.quoted == nil {
+	if a.own == nil {
 		return append(b, a.b.raw...)
 	}
-	b = append(append(b, tokenMember...), a.quoted...)
+	b = append(b, a.own[:len(a.own)-1]...)
 	if len(a.b.raw) > 2 {
 		b = append(b, ',')
 	}
@@ -93,10 +113,10 @@ func (a *Addressed) AppendEncoded(b []byte) []byte {
 
 // Len is the length of Encoded, without making it.
 func (a *Addressed) Len() int {
-	if a.quoted == nil {
+	if a.own == nil {
 		return len(a.b.raw)
 	}
-	n := len(tokenMember) + len(a.quoted) + len(a.b.raw) - 1
+	n := len(a.own) - 1 + len(a.b.raw) - 1
 	if len(a.b.raw) > 2 {
 		n++
 	}
@@ -105,13 +125,13 @@ func (a *Addressed) Len() int {
 
 // Own is what a's params hold that the broadcast does not: {"auth_token":…},
 // or {} without a token. A recipient in the same process gets these bytes
-// and the shared broadcast (see Shared).
+// and the shared broadcast (see Shared). They are shared by every
+// broadcast to the same Recipient: read-only.
 func (a *Addressed) Own() jsontext.Value {
-	if a.quoted == nil {
+	if a.own == nil {
 		return jsontext.Value("{}")
 	}
-	out := make([]byte, 0, len(tokenMember)+len(a.quoted)+1)
-	return append(append(append(out, tokenMember...), a.quoted...), '}')
+	return a.own
 }
 
 // Shared is the message a recipient in the same process gets for params

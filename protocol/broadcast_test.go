@@ -54,6 +54,32 @@ func TestBroadcastEncoded(t *testing.T) {
 	})
 }
 
+// TestRecipientSharedByBroadcasts: a recipient encoded once is addressed
+// by several broadcasts; each gets the bytes To gives, and an append to
+// the recipient's own bytes (shared by all of them) copies them.
+func TestRecipientSharedByBroadcasts(t *testing.T) {
+	for _, token := range []string{"tok-P01", "", `quote " and \ back`, "\xff"} {
+		t.Run(token, func(t *testing.T) {
+			is := is.New(t)
+			r := protocol.NewRecipient(token)
+			var msgs []protocol.Message
+			msgs = append(msgs, standingsUpdate(twoRows...), &protocol.RoundCompleted{RoundID: 2})
+			for _, m := range msgs {
+				b, err := protocol.NewBroadcast(m)
+				is.NoErr(err)
+				a := b.For(r)
+				is.Equal(string(a.Encoded()), string(b.To(token).Encoded()))
+				is.Equal(a.Len(), len(a.Encoded()))
+				is.Equal(string(a.AppendEncoded([]byte("x"))), "x"+string(a.Encoded()))
+				own := a.Own()
+				is.Equal(string(own), string(b.To(token).Own()))
+				grown := append(own, '}')
+				is.True(&grown[0] != &own[0]) // an append copies: the shared bytes have no room after them
+			}
+		})
+	}
+}
+
 func TestBroadcastRefusesItsOwnToken(t *testing.T) {
 	is := is.New(t)
 	msg := standingsUpdate()
