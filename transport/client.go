@@ -61,8 +61,41 @@ const maxScratch = 64 << 10
 type noRetryKey struct{}
 
 // sharedKey carries the *protocol.Broadcast of a call to a recipient in
-// the same process, from Client.Call to the Mux that serves it.
+// the same process, from Client.Call to the Mux that serves it, as a
+// *sharing.
 type sharedKey struct{}
+
+// sharing is the context of a call that shares a broadcast: its parent's
+// values and deadline, and the broadcast under sharedKey. It is one
+// allocation where context.WithValue would take one, and the Mux that
+// serves the call, handed this context itself (as an inline bus hands it),
+// gives its handler the parent rather than another WithValue to hide the
+// broadcast from the handler's own calls.
+type sharing struct {
+	context.Context
+	b *protocol.Broadcast
+}
+
+// Value implements context.Context.
+func (s *sharing) Value(key any) any {
+	if _, ok := key.(sharedKey); ok {
+		return s
+	}
+	return s.Context.Value(key)
+}
+
+// sharedOf is the broadcast shared with the request of ctx, if any, and
+// the context its handler is to have: ctx without that broadcast.
+func sharedOf(ctx context.Context) (*protocol.Broadcast, context.Context) {
+	if s, ok := ctx.(*sharing); ok {
+		return s.b, s.Context
+	}
+	s, _ := ctx.Value(sharedKey{}).(*sharing)
+	if s == nil || s.b == nil {
+		return nil, ctx
+	}
+	return s.b, context.WithValue(ctx, sharedKey{}, (*sharing)(nil))
+}
 
 // InProcess is implemented by networks whose servers run in the caller's
 // process and are handed the caller's context (the mem bus): a broadcast
@@ -192,7 +225,7 @@ func (c *Client) Call(ctx context.Context, endpoint, method string, params, repl
 	if a, ok := params.(*protocol.Addressed); ok && c.shares(to) {
 		// The recipient is in this process: it gets its own members as
 		// bytes and the broadcast by reference (protocol.Broadcast.Shared).
-		ctx = context.WithValue(ctx, sharedKey{}, a.Broadcast())
+		ctx = &sharing{Context: ctx, b: a.Broadcast()}
 		p = a.Own()
 		c.bytes.Add(uint64(a.Len()))
 	} else {

@@ -158,10 +158,9 @@ func (m *Mux) ServeMessage(ctx context.Context, body []byte, peer Peer) []byte {
 func (m *Mux) AppendMessage(ctx context.Context, dst, body []byte, peer Peer) []byte {
 	// A broadcast shared by a caller in this process is for this request
 	// only: the handler's own calls must not see it.
-	shared, _ := ctx.Value(sharedKey{}).(*protocol.Broadcast)
+	shared, ctx := sharedOf(ctx)
 	decode := m.reading.Request
 	if shared != nil {
-		ctx = context.WithValue(ctx, sharedKey{}, nil)
 		decode = protocol.DecodeRequestParams // the params are the recipient's own members
 	}
 	if in, ok := decode(body); ok {
