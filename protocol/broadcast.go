@@ -145,20 +145,19 @@ func (a *Addressed) Own() jsontext.Value {
 // type is not t (which our callers never send) is decoded for this
 // recipient alone.
 func (b *Broadcast) Shared(t MessageType, own jsontext.Value) (Message, error) {
-	var tok struct {
-		AuthToken string `json:"auth_token"`
-	}
-	if text, ok := ownToken(own); ok {
-		tok.AuthToken = text
-	} else if err := DecodeInto(own, &tok); err != nil {
-		return nil, err
+	token, ok := ownToken(own)
+	if !ok {
+		var err error
+		if token, err = decodeOwnToken(own); err != nil {
+			return nil, err
+		}
 	}
 	if Canonical(t) != b.typ {
 		m, err := DecodeMessage(t, b.raw)
 		if err != nil {
 			return nil, err
 		}
-		m.Env().AuthToken = tok.AuthToken
+		m.Env().AuthToken = token
 		return m, Validate(m)
 	}
 	b.once.Do(func() {
@@ -177,8 +176,19 @@ func (b *Broadcast) Shared(t MessageType, own jsontext.Value) (Message, error) {
 		v.Elem().Set(reflect.ValueOf(b.msg).Elem())
 		m = v.Interface().(Message)
 	}
-	m.Env().AuthToken = tok.AuthToken
+	m.Env().AuthToken = token
 	return m, b.err
+}
+
+// decodeOwnToken decodes the token of own bytes that ownToken does not
+// read; apart from Shared, so that the value decoded into is allocated
+// only here.
+func decodeOwnToken(own []byte) (string, error) {
+	var tok struct {
+		AuthToken string `json:"auth_token"`
+	}
+	err := DecodeInto(own, &tok)
+	return tok.AuthToken, err
 }
 
 // ownToken reads the token of Own's bytes as Own writes them, a token of
