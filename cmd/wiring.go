@@ -139,6 +139,9 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 			}
 		})
 	}
+	// The players share the tables they have checked: each is sent the
+	// same standings and matches every round.
+	tables := protocol.NewTableCache()
 	for i := 1; i <= spec.players; i++ {
 		id := fmt.Sprintf("P%02d", i)
 		srv, ep, err := listen("player-" + id)
@@ -148,7 +151,7 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 		po := playerOptions(spec.cfg, spec.seed)
 		po.RequestedID, po.DisplayName = id, "Player "+id[1:]
 		po.Strategy = spec.strategies[(i-1)%len(spec.strategies)]
-		po.ManagerEndpoint, po.Endpoint = mgrEndpoint, ep
+		po.ManagerEndpoint, po.Endpoint, po.Tables = mgrEndpoint, ep, tables
 		if f, ok := spec.faults[id]; ok {
 			po.Fault = f
 			if f.Kind == player.FaultCrash {

@@ -45,6 +45,11 @@ type Options struct {
 	Clock func() time.Time
 	// Fault makes the player misbehave on purpose (fault injection).
 	Fault Fault
+	// Tables, when set, holds the league's tables (standings, a round's
+	// matches) once checked, shared by the players of one process, which
+	// are all sent the same (protocol.TableCache): each table is then
+	// checked by the first player to get it, not by every player.
+	Tables *protocol.TableCache
 	// OnRegistering, when set, is called once, as the first registration
 	// request goes out: before the manager knows the player, so before
 	// anything can call it. cmd uses it to close the endpoint of a
@@ -253,7 +258,7 @@ func (p *Player) Register(ctx context.Context) error {
 // the player's fault (see league); the tools and health never do.
 func (p *Player) Handler() *transport.Mux {
 	m := transport.NewMux(p.log)
-	m.KeepTables() // a player reads its standings only when asked for its state
+	m.KeepTables(p.opts.Tables) // a player reads its standings only when asked for its state
 	m.HandleFunc(string(protocol.TypeGameInvitation), p.league(p.onInvitation))
 	m.HandleFunc(string(protocol.TypeChooseParityCall), p.league(p.onParityCall))
 	m.HandleFunc(string(protocol.TypeGameOver), p.league(p.onGameOver))

@@ -42,7 +42,7 @@ var notFast = []string{
 func TestDecodeBatchFastAgreesWithFull(t *testing.T) {
 	for _, body := range batchBodies {
 		is := is.New(t)
-		fast, ok := decodeBatchFast([]byte(body), false)
+		fast, ok := decodeBatchFast([]byte(body), Reading{})
 		is.True(ok) // the fast path takes it
 		full, batch := decodeBatchFull([]byte(body))
 		is.True(batch)
@@ -53,7 +53,7 @@ func TestDecodeBatchFastAgreesWithFull(t *testing.T) {
 		sameBatchKept(t, []byte(body))
 	}
 	for _, body := range notFast {
-		_, ok := decodeBatchFast([]byte(body), false)
+		_, ok := decodeBatchFast([]byte(body), Reading{})
 		is.New(t).True(!ok) // left to the full path
 	}
 }
@@ -64,7 +64,7 @@ func FuzzDecodeBatchFast(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		sameBatchKept(t, body)
-		fast, ok := decodeBatchFast(body, false)
+		fast, ok := decodeBatchFast(body, Reading{})
 		if !ok {
 			return
 		}
@@ -123,7 +123,7 @@ func TestBatchFastOnOddElements(t *testing.T) {
 		"{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":01}",
 	} {
 		body := []byte("[" + el + "]")
-		fast, ok := decodeBatchFast(body, false)
+		fast, ok := decodeBatchFast(body, Reading{})
 		full, batch := decodeBatchFull(body)
 		if ok && !(batch && reflect.DeepEqual(fast, full)) {
 			t.Errorf("%q: fast %+v, full %+v", el, fast, full)
@@ -139,7 +139,7 @@ func TestBatchDepthAsJSON(t *testing.T) {
 	for _, d := range []int{maxDepth - 2, maxDepth, 9997, 9998, 9999} {
 		nested := strings.Repeat("[", d) + strings.Repeat("]", d)
 		body := []byte(`[{"jsonrpc":"2.0","method":"ping","params":{"a":` + nested + `},"id":1}]`)
-		fast, ok := decodeBatchFast(body, false)
+		fast, ok := decodeBatchFast(body, Reading{})
 		full, batch := decodeBatchFull(body)
 		if ok {
 			is.True(batch && reflect.DeepEqual(fast, full)) // taken: as the full path reads it
@@ -161,8 +161,8 @@ func TestBatchDepthAsJSON(t *testing.T) {
 // the same requests from them.
 func sameBatchKept(t *testing.T, body []byte) {
 	t.Helper()
-	full, ok := decodeBatchFast(body, false)
-	kept, kok := decodeBatchFast(body, true)
+	full, ok := decodeBatchFast(body, Reading{})
+	kept, kok := decodeBatchFast(body, Reading{KeepTables: true})
 	if ok != kok || len(full) != len(kept) {
 		t.Fatalf("keeping tables takes the batch %v, decoding in full %v:\n%s", kok, ok, body)
 	}
@@ -171,6 +171,20 @@ func sameBatchKept(t *testing.T, body []byte) {
 		kept[i].Decoded = full[i].Decoded
 		if !reflect.DeepEqual(kept[i], full[i]) {
 			t.Fatalf("keeping tables reads request %d differently:\n%s\nkept %+v\nfull %+v", i, body, kept[i], full[i])
+		}
+	}
+	tables := NewTableCache()
+	for range 2 { // the first checks its tables and holds them, the second finds them held
+		shared, sok := decodeBatchFast(body, Reading{KeepTables: true, Tables: tables})
+		if sok != ok || len(shared) != len(full) {
+			t.Fatalf("keeping tables in a TableCache takes the batch %v, decoding in full %v:\n%s", sok, ok, body)
+		}
+		for i := range shared {
+			sameKept(t, body, full[i].Decoded, shared[i].Decoded)
+			shared[i].Decoded = full[i].Decoded
+			if !reflect.DeepEqual(shared[i], full[i]) {
+				t.Fatalf("keeping tables in a TableCache reads request %d differently:\n%s\nkept %+v\nfull %+v", i, body, shared[i], full[i])
+			}
 		}
 	}
 }

@@ -36,7 +36,7 @@ func TestBatchFastTargeted(t *testing.T) {
 			" [ " + e + " ,\n" + `{"jsonrpc":"2.0","method":"ping"}` + " ] ",
 		} {
 			n++
-			fast, ok := decodeBatchFast([]byte(body), false)
+			fast, ok := decodeBatchFast([]byte(body), Reading{})
 			full, batch := decodeBatchFull([]byte(body))
 			if !ok {
 				continue

@@ -4584,20 +4584,20 @@ func (v *LeagueStandingsUpdate) decodeFast(s *scanner) bool {
 
 // keepStandingRowTable is keepTable (kept.go) for a table of StandingRow.
 func keepStandingRowTable(s *scanner, k *kept) bool {
-	at, ok := s.keepStart()
-	if !ok {
-		return false
+	at, checked, ok := s.keepStart(k, "StandingRow")
+	if checked || !ok {
+		return ok
 	}
 	var row StandingRow
 	n := 0
 	for i := 0; s.elem(i); i++ {
 		row = StandingRow{}
 		if s.peek() == 'n' || !row.decodeFast(s) || !row.valid() {
-			return s.keepEnd(k, at, n, false)
+			return s.keepEnd(k, "StandingRow", at, n, false)
 		}
 		n++
 	}
-	return s.keepEnd(k, at, n, true)
+	return s.keepEnd(k, "StandingRow", at, n, true)
 }
 
 func (v *MatchRef) appendJSON(b []byte) ([]byte, bool) {
@@ -6903,20 +6903,20 @@ func (v *RoundAnnouncement) decodeFast(s *scanner) bool {
 
 // keepMatchRefTable is keepTable (kept.go) for a table of MatchRef.
 func keepMatchRefTable(s *scanner, k *kept) bool {
-	at, ok := s.keepStart()
-	if !ok {
-		return false
+	at, checked, ok := s.keepStart(k, "MatchRef")
+	if checked || !ok {
+		return ok
 	}
 	var row MatchRef
 	n := 0
 	for i := 0; s.elem(i); i++ {
 		row = MatchRef{}
 		if s.peek() == 'n' || !row.decodeFast(s) || !row.valid() {
-			return s.keepEnd(k, at, n, false)
+			return s.keepEnd(k, "MatchRef", at, n, false)
 		}
 		n++
 	}
-	return s.keepEnd(k, at, n, true)
+	return s.keepEnd(k, "MatchRef", at, n, true)
 }
 
 func (v *RoundCompleted) appendJSON(b []byte) ([]byte, bool) {

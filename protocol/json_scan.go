@@ -50,6 +50,8 @@ type scanner struct {
 	// while such a table is checked, has strings alias b instead of being
 	// copied: what they are decoded into is dropped before b can change.
 	keep, alias bool
+	// tables, when keep is set, holds tables checked already (TableCache).
+	tables *TableCache
 }
 
 // declines reports whether the member called name, which the struct being
@@ -631,8 +633,8 @@ func (u *names) add(name []byte) bool {
 // as that message where they stand, into *decoded, when the generated
 // decoder takes them, and skimmed otherwise; with keep, keeping their
 // tables unread (kept.go).
-func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value, skim int, decoded *Message, keep bool) bool {
-	s := scanner{b: obj, lenient: true, keep: keep}
+func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value, skim int, decoded *Message, r Reading) bool {
+	s := r.scanner(obj)
 	return s.members(once, index, values, skim, decoded) && s.end()
 }
 

@@ -23,7 +23,7 @@ func sameMembers(t *testing.T, obj []byte) {
 	t.Helper()
 	var fm [4]jsontext.Value
 	var sr wireRequest
-	if readMembersFast(obj, true, requestMember, fm[:], -1, nil, false) {
+	if readMembersFast(obj, true, requestMember, fm[:], -1, nil, Reading{}) {
 		fr := wireRequest{JSONRPC: fm[0], Method: fm[1], Params: fm[2], ID: fm[3]}
 		if err := json.Unmarshal(obj, &sr, jsontext.AllowDuplicateNames(true)); err != nil {
 			t.Fatalf("request: the fast reader took what json refuses (%v):\n%s", err, obj)
@@ -42,7 +42,7 @@ func sameMembers(t *testing.T, obj []byte) {
 	}
 	var wm [3]jsontext.Value
 	var sw wireResponse
-	if readMembersFast(obj, false, responseMember, wm[:], -1, nil, false) {
+	if readMembersFast(obj, false, responseMember, wm[:], -1, nil, Reading{}) {
 		fw := wireResponse{Result: wm[0], Error: wm[1], ID: wm[2]}
 		if err := json.Unmarshal(obj, &sw, jsontext.AllowDuplicateNames(true)); err != nil {
 			t.Fatalf("response: the fast reader took what json refuses (%v):\n%s", err, obj)
@@ -62,7 +62,7 @@ func TestReadMembersFastTakesCaptures(t *testing.T) {
 	for _, line := range interopLines(t) {
 		sameMembers(t, line)
 		var m [3]jsontext.Value
-		if readMembersFast(line, false, responseMember, m[:], -1, nil, false) {
+		if readMembersFast(line, false, responseMember, m[:], -1, nil, Reading{}) {
 			taken++
 		}
 	}
@@ -173,16 +173,25 @@ func sameRequest(t *testing.T, obj []byte) {
 		(got.Params == nil) != (want.Params == nil) || !reflect.DeepEqual(got.Err, want.Err) {
 		t.Fatalf("decodeOne differs on\n%s\ngot  %+v\nwant %+v", obj, got, want)
 	}
-	plain := decodeRequest(obj, false, false) // as for a shared broadcast's recipient
+	plain := decodeRequest(obj, false, Reading{}) // as for a shared broadcast's recipient
 	plain.Decoded = got.Decoded
 	if !reflect.DeepEqual(plain, got) {
 		t.Fatalf("decodeRequest without decoding differs on\n%s\ngot  %+v\nwant %+v", obj, plain, got)
 	}
-	kept := decodeRequest(obj, true, true) // as for a player
+	kept := decodeRequest(obj, true, Reading{KeepTables: true}) // as for a player
 	sameKept(t, obj, got.Decoded, kept.Decoded)
 	kept.Decoded = got.Decoded
 	if !reflect.DeepEqual(kept, got) {
 		t.Fatalf("decodeRequest keeping tables differs on\n%s\ngot  %+v\nwant %+v", obj, kept, got)
+	}
+	tables := NewTableCache()
+	for range 2 { // the first checks its tables and holds them, the second finds them held
+		shared := decodeRequest(obj, true, Reading{KeepTables: true, Tables: tables})
+		sameKept(t, obj, got.Decoded, shared.Decoded)
+		shared.Decoded = got.Decoded
+		if !reflect.DeepEqual(shared, got) {
+			t.Fatalf("decodeRequest keeping tables in a TableCache differs on\n%s\ngot  %+v\nwant %+v", obj, shared, got)
+		}
 	}
 	if got.Decoded == nil {
 		return

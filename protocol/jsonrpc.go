@@ -257,6 +257,18 @@ type Reading struct {
 	// standings) checked and kept unread (kept.go), for a recipient that
 	// reads them seldom if ever: a player.
 	KeepTables bool
+	// Tables, with KeepTables, holds tables already checked, by this
+	// recipient or others that share it (TableCache); nil for none.
+	Tables *TableCache
+}
+
+// scanner is a lenient scanner of b that reads tables as r says.
+func (r Reading) scanner(b []byte) scanner {
+	s := scanner{b: b, lenient: true, keep: r.KeepTables}
+	if r.KeepTables {
+		s.tables = r.Tables
+	}
+	return s
 }
 
 // Requests is DecodeRequests as r reads.
@@ -267,9 +279,9 @@ func (r Reading) Requests(body []byte) (items []Incoming, batch bool) {
 	}
 	switch body[0] {
 	case '{':
-		return []Incoming{decodeRequest(body, true, r.KeepTables)}, false
+		return []Incoming{decodeRequest(body, true, r)}, false
 	case '[':
-		if items, ok := decodeBatchFast(body, r.KeepTables); ok {
+		if items, ok := decodeBatchFast(body, r); ok {
 			return items, true
 		}
 		return decodeBatchFull(body)
@@ -317,10 +329,10 @@ func decodeBatchFull(body []byte) (items []Incoming, batch bool) {
 // and checked as a single request is. Anything else (an element that is
 // not an object or not a valid request, too many, bad JSON between them)
 // reports false, for the full path to answer exactly as it does.
-func decodeBatchFast(body []byte, keep bool) ([]Incoming, bool) {
+func decodeBatchFast(body []byte, r Reading) ([]Incoming, bool) {
 	// Each element is read where it stands, as decodeOne reads a single
 	// request: one pass over the body.
-	s := scanner{b: body, lenient: true, keep: keep}
+	s := r.scanner(body)
 	if !s.arrayStart() {
 		return nil, false
 	}
@@ -359,7 +371,7 @@ func (r Reading) Request(body []byte) (in Incoming, ok bool) {
 	if len(body) == 0 || body[0] != '{' {
 		return Incoming{}, false
 	}
-	return decodeRequest(body, true, r.KeepTables), true
+	return decodeRequest(body, true, r), true
 }
 
 // DecodeRequestParams is DecodeRequest for a request whose params are not
@@ -370,15 +382,15 @@ func DecodeRequestParams(body []byte) (in Incoming, ok bool) {
 	if len(body) == 0 || body[0] != '{' {
 		return Incoming{}, false
 	}
-	return decodeRequest(body, false, false), true
+	return decodeRequest(body, false, Reading{}), true
 }
 
-func decodeOne(obj []byte) Incoming { return decodeRequest(obj, true, false) }
+func decodeOne(obj []byte) Incoming { return decodeRequest(obj, true, Reading{}) }
 
 // decodeRequest reads one request object; with decode, its params are
-// decoded as the method's message while they are read, with keep, keeping
-// its tables unread.
-func decodeRequest(obj []byte, decode, keep bool) Incoming {
+// decoded as the method's message while they are read, their tables read
+// as r says.
+func decodeRequest(obj []byte, decode bool, r Reading) Incoming {
 	var m [4]jsontext.Value
 	skim := -1 // params read and checked in one pass
 	var decoded Message
@@ -389,7 +401,7 @@ func decodeRequest(obj []byte, decode, keep bool) Incoming {
 		// them as the message checks them.
 		skim, into = 2, &decoded
 	}
-	if readMembersFast(obj, true, requestMember, m[:], skim, into, keep) {
+	if readMembersFast(obj, true, requestMember, m[:], skim, into, r) {
 		if in, ok := requestOf(&m, decoded, decode); ok {
 			return in
 		}
@@ -723,7 +735,7 @@ func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err e
 	if reply != nil {
 		skim = 0
 	}
-	ok := readMembersFast(body, false, responseMember, m[:], skim, nil, false)
+	ok := readMembersFast(body, false, responseMember, m[:], skim, nil, Reading{})
 	if ok && skim == 0 && (m[1] == nil || string(m[1]) == "null") && len(m[0]) > 0 && m[0][0] == '{' &&
 		!mentionsContent(m[0]) && decodeGenerated(m[0], reply) {
 		return Response{ID: m[2], Result: m[0]}, true, nil

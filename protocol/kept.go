@@ -2,6 +2,9 @@ package protocol
 
 import (
 	"bytes"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -37,25 +40,35 @@ type tableRow[T any] interface {
 // json_gen.go), reads the array next in s as the decoding and validation of
 // its elements would, into one scratch element whose strings alias s, and
 // keeps its bytes in k. It fails s for anything else (see above). keepStart
-// and keepEnd are its beginning and end.
+// and keepEnd are its beginning and end; kind names the element type.
 
 // keepStart consumes the [ of the table and has strings alias s; at is
-// where the table begins.
-func (s *scanner) keepStart() (at int, ok bool) {
+// where the table begins. A table the recipient's TableCache holds is
+// taken as it stands instead: kept in k, s moved past it, and checked is
+// true.
+func (s *scanner) keepStart(k *kept, kind string) (at int, checked, ok bool) {
 	if s.peek() != '[' {
-		return 0, s.fail()
+		return 0, false, s.fail()
 	}
 	at = s.i
+	if s.tables != nil && s.mcp == 0 {
+		if t, found := s.tables.find(kind, s.depth, s.lenient, s.b[at:]); found {
+			s.i += len(t.raw)
+			*k = t
+			return at, true, true
+		}
+	}
 	if !s.arrayStart() {
-		return 0, false
+		return 0, false, false
 	}
 	s.alias = true
-	return at, true
+	return at, false, true
 }
 
 // keepEnd ends the table begun at at, of n elements: kept in k when all of
-// them were taken (ok) and the table ends well, s failed otherwise.
-func (s *scanner) keepEnd(k *kept, at, n int, ok bool) bool {
+// them were taken (ok) and the table ends well, s failed otherwise. A table
+// kept is added to the recipient's TableCache.
+func (s *scanner) keepEnd(k *kept, kind string, at, n int, ok bool) bool {
 	s.alias = false
 	if !ok {
 		return s.fail()
@@ -63,8 +76,83 @@ func (s *scanner) keepEnd(k *kept, at, n int, ok bool) bool {
 	if s.bad {
 		return false
 	}
-	k.raw, k.n = bytes.Clone(s.b[at:s.i]), n
+	// Clipped: the bytes may be shared (TableCache), and an append to them
+	// must copy.
+	k.raw, k.n = slices.Clip(bytes.Clone(s.b[at:s.i])), n
+	if s.tables != nil && s.mcp == 0 {
+		s.tables.add(kind, s.depth, s.lenient, *k)
+	}
 	return true
+}
+
+// TableCache holds tables already checked and kept unread (KeepTables),
+// for recipients in one process that are sent the same tables: the players
+// of a league run in one process (leaguectl simulate) are each sent every
+// round's standings and matches, byte for byte the same but for their own
+// envelopes. A table found in the cache is taken as checked without being
+// read again, and its recipients share its bytes, which are read-only.
+//
+// Checking a table depends on its bytes and on where it stands: the
+// nesting around it (a row nested past maxDepth is declined), whether
+// duplicate names are refused, the element type. The cache holds all of
+// these and finds a table only when they are the same and the input
+// begins with its bytes: a JSON array ends where its own bytes say, so the
+// table there is that one. Only tables that passed are held, the newest
+// tableCacheSize of them. A TableCache is safe for concurrent use.
+type TableCache struct {
+	mu     sync.Mutex // taken by add
+	tables atomic.Pointer[[]checkedTable]
+}
+
+// tableCacheSize is how many tables a TableCache holds: a round's
+// standings and matches, and the round's before.
+const tableCacheSize = 8
+
+// checkedTable is a table a TableCache holds, and where it was checked.
+type checkedTable struct {
+	kind    string
+	depth   int
+	lenient bool
+	kept
+}
+
+// NewTableCache returns an empty TableCache.
+func NewTableCache() *TableCache { return &TableCache{} }
+
+// find returns the table of kind that in begins with, checked at depth
+// with lenient as given.
+func (c *TableCache) find(kind string, depth int, lenient bool, in []byte) (kept, bool) {
+	p := c.tables.Load()
+	if p == nil {
+		return kept{}, false
+	}
+	for _, t := range *p {
+		if t.kind == kind && t.depth == depth && t.lenient == lenient && bytes.HasPrefix(in, t.raw) {
+			return t.kept, true
+		}
+	}
+	return kept{}, false
+}
+
+// add holds k, a table of kind checked at depth with lenient as given,
+// unless the cache holds it already (recipients that checked it at once).
+func (c *TableCache) add(kind string, depth int, lenient bool, k kept) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var old []checkedTable
+	if p := c.tables.Load(); p != nil {
+		old = *p
+	}
+	for _, t := range old {
+		if t.kind == kind && t.depth == depth && t.lenient == lenient && bytes.Equal(t.raw, k.raw) {
+			return
+		}
+	}
+	// A new slice each time: finders read the old one without a lock.
+	tables := make([]checkedTable, 0, tableCacheSize)
+	tables = append(tables, checkedTable{kind: kind, depth: depth, lenient: lenient, kept: k})
+	tables = append(tables, old[:min(len(old), tableCacheSize-1)]...)
+	c.tables.Store(&tables)
 }
 
 // keptRows decodes a kept table. It cannot fail: the table was checked

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -244,5 +246,115 @@ func TestKeptNothingAliasesBody(t *testing.T) {
 		if after := snapshot(items); after != before {
 			t.Fatalf("what was read changed with its body:\n%s\nbefore %s\nafter  %s", orig, before, after)
 		}
+	}
+}
+
+// held lists the tables c holds, newest first.
+func held(c *TableCache) []checkedTable {
+	if p := c.tables.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// TestTableCache: recipients sharing a TableCache check a table once and
+// share its bytes; a table is found only of the same element type, checked
+// at the same nesting, and only if it passed; the cache holds the newest
+// tableCacheSize tables.
+func TestTableCache(t *testing.T) {
+	is := is.New(t)
+	tables := NewTableCache()
+	shared := Reading{KeepTables: true, Tables: tables}
+
+	// The same table to two recipients, in messages that differ elsewhere.
+	first := keptStandings(64, -1)
+	second := bytes.Replace(first, []byte(`"auth_token":"tok"`), []byte(`"auth_token":"other"`), 1)
+	is.True(!bytes.Equal(first, second))
+	a, _ := shared.Request(first)
+	is.Equal(len(held(tables)), 1)
+	b, _ := shared.Request(second)
+	is.Equal(len(held(tables)), 1) // found, not added again
+	ka, kb := a.Decoded.(*LeagueStandingsUpdate), b.Decoded.(*LeagueStandingsUpdate)
+	is.True(ka.Standings == nil && kb.Standings == nil) // both kept
+	is.True(&ka.standings.raw[0] == &kb.standings.raw[0])
+	is.Equal(cap(kb.standings.raw), len(kb.standings.raw)) // an append copies
+	is.Equal(kb.Envelope.AuthToken, "other")
+	full, _ := DecodeRequest(second)
+	sameKept(t, second, full.Decoded, b.Decoded)
+	// Neither body is held: both are buffers used again.
+	for i := range first {
+		first[i], second[i] = 'x', 'x'
+	}
+	is.Equal(kb.Rows()[63].PlayerID, "P64")
+
+	// A table that fails its check is not held, and fails again.
+	bad := keptStandings(3, 1)
+	for range 2 {
+		in, _ := shared.Request(bad)
+		is.Equal(len(in.Decoded.(*LeagueStandingsUpdate).Standings), 3) // decoded in full
+		is.Equal(len(held(tables)), 1)
+	}
+
+	// The same bytes as another element type: checked as that type. A row
+	// of standings is no match (it has no match_id).
+	rows := `[{"player_id":"P1","points":3}]`
+	standings := fmt.Sprintf(`{"jsonrpc":"2.0","method":"LEAGUE_STANDINGS_UPDATE","params":{"round_id":1,"standings":%s},"id":1}`, rows)
+	announce := fmt.Sprintf(`{"jsonrpc":"2.0","method":"ROUND_ANNOUNCEMENT","params":{"round_id":1,"matches":%s},"id":1}`, rows)
+	in, _ := shared.Request([]byte(standings))
+	is.True(in.Decoded.(*LeagueStandingsUpdate).Standings == nil) // kept, and held
+	is.Equal(len(held(tables)), 2)
+	in, _ = shared.Request([]byte(announce))
+	ra := in.Decoded.(*RoundAnnouncement)
+	is.Equal(len(ra.Matches), 1) // decoded in full, to be refused
+	is.True(Validate(ra) != nil)
+	sameRequest(t, []byte(announce))
+
+	// The same table one level deeper, in a batch: a row nested to the
+	// scanner's limit in a request alone passes it in a batch, where the
+	// table is declined and decoded in full (json goes deeper).
+	deep := `{"x":` + strings.Repeat("[", maxDepth-4) + strings.Repeat("]", maxDepth-4) + `,"player_id":"P1"}`
+	alone := fmt.Sprintf(`{"jsonrpc":"2.0","method":"LEAGUE_STANDINGS_UPDATE","params":{"round_id":1,"standings":[%s]},"id":1}`, deep)
+	in, _ = shared.Request([]byte(alone))
+	is.True(in.Decoded.(*LeagueStandingsUpdate).Standings == nil) // kept at the limit
+	items, _ := shared.Requests([]byte("[" + alone + "]"))
+	is.Equal(len(items[0].Decoded.(*LeagueStandingsUpdate).Standings), 1) // one level too deep: decoded in full
+	sameBatchKept(t, []byte("["+alone+"]"))
+
+	// The newest tableCacheSize tables.
+	for i := range 2 * tableCacheSize {
+		in, _ := shared.Request(fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"LEAGUE_STANDINGS_UPDATE","params":{"round_id":1,"standings":[{"player_id":"P%d"}]},"id":1}`, i))
+		is.True(in.Decoded.(*LeagueStandingsUpdate).Standings == nil)
+	}
+	h := held(tables)
+	is.Equal(len(h), tableCacheSize)
+	is.Equal(string(h[0].raw), fmt.Sprintf(`[{"player_id":"P%d"}]`, 2*tableCacheSize-1))
+}
+
+// TestTableCacheConcurrent: recipients decoding at once through one
+// TableCache (run with -race) each get their message as decoded alone.
+func TestTableCacheConcurrent(t *testing.T) {
+	tables := NewTableCache()
+	bodies := make([][]byte, 12)
+	for i := range bodies {
+		bodies[i] = keptStandings(8+i%3, -1) // three tables, twelve bodies
+		bodies[i] = bytes.Replace(bodies[i], []byte(`"tok"`), fmt.Appendf(nil, `"tok%d"`, i), 1)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for k := range 50 {
+				body := bodies[(g+k)%len(bodies)]
+				in, ok := Reading{KeepTables: true, Tables: tables}.Request(body)
+				full, _ := DecodeRequest(body)
+				if !ok || !reflect.DeepEqual(unkept(in.Decoded), full.Decoded) {
+					t.Errorf("decoded through a shared TableCache differently:\n%s", body)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(held(tables)); n != 3 {
+		t.Errorf("the cache holds %d tables, want 3", n)
 	}
 }

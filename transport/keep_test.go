@@ -11,13 +11,16 @@ import (
 	"github.com/leaguectl/leaguectl/transport"
 )
 
-// keepingMuxes are a Mux that keeps tables unread and one that does not,
-// whose handlers read the tables and answer with them.
-func keepingMuxes() (keep, full *transport.Mux) {
-	mk := func(keepTables bool) *transport.Mux {
+// keepingMuxes are a Mux that keeps tables unread, one that keeps them in
+// a TableCache of its own (which holds the tables of every body it is
+// sent, so that each body is also read with the tables of others held),
+// and one that does not keep them, whose handlers read the tables and
+// answer with them.
+func keepingMuxes() (keep, shared, full *transport.Mux) {
+	mk := func(keepTables bool, tables *protocol.TableCache) *transport.Mux {
 		m := transport.NewMux(nil)
 		if keepTables {
-			m.KeepTables()
+			m.KeepTables(tables)
 		}
 		read := func(_ context.Context, r *transport.Request) (any, error) {
 			switch msg := r.Msg.(type) {
@@ -32,7 +35,7 @@ func keepingMuxes() (keep, full *transport.Mux) {
 		m.HandleFunc(string(protocol.TypeRoundAnnouncement), read)
 		return m
 	}
-	return mk(true), mk(false)
+	return mk(true, nil), mk(true, protocol.NewTableCache()), mk(false, nil)
 }
 
 const (
@@ -50,14 +53,14 @@ const (
 // with the same codes, field paths and ids, batches too, on mutations of
 // a round's messages.
 func TestMuxKeepTablesSameAnswers(t *testing.T) {
-	keep, full := keepingMuxes()
+	keep, shared, full := keepingMuxes()
 	bases := []string{keptStandingsCall, keptAnnounceCall, "[" + keptStandingsCall + "," + keptAnnounceCall + "]"}
 	const alphabet = `{}[],:"\ nul0123456789-.abP_`
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 20000 {
 		body := []byte(bases[r.IntN(len(bases))])
 		body = mutate.Bytes(r, body, alphabet, 2)
-		sameAnswers(t, keep, full, body)
+		sameAnswers(t, keep, shared, full, body)
 	}
 }
 
@@ -67,17 +70,23 @@ func FuzzMuxKeepTables(f *testing.F) {
 	for _, s := range []string{keptStandingsCall, keptAnnounceCall, "[" + keptStandingsCall + "," + keptAnnounceCall + "]"} {
 		f.Add([]byte(s))
 	}
-	keep, full := keepingMuxes()
+	keep, shared, full := keepingMuxes()
 	f.Fuzz(func(t *testing.T, body []byte) {
-		sameAnswers(t, keep, full, body)
+		sameAnswers(t, keep, shared, full, body)
 	})
 }
 
-func sameAnswers(t *testing.T, keep, full *transport.Mux, body []byte) {
+func sameAnswers(t *testing.T, keep, shared, full *transport.Mux, body []byte) {
 	t.Helper()
-	got := keep.ServeMessage(context.Background(), bytes.Clone(body), transport.Peer{})
 	want := full.ServeMessage(context.Background(), bytes.Clone(body), transport.Peer{})
+	got := keep.ServeMessage(context.Background(), bytes.Clone(body), transport.Peer{})
 	if !bytes.Equal(got, want) {
 		t.Fatalf("answers differ on\n%s\nkeeping tables: %s\ndecoding them:  %s", body, got, want)
+	}
+	for range 2 { // the second finds the body's tables held
+		got = shared.ServeMessage(context.Background(), bytes.Clone(body), transport.Peer{})
+		if !bytes.Equal(got, want) {
+			t.Fatalf("answers differ on\n%s\nkeeping tables in a TableCache: %s\ndecoding them: %s", body, got, want)
+		}
 	}
 }

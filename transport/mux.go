@@ -63,8 +63,12 @@ func (m *Mux) SetHandlerTimeout(d time.Duration) { m.timeout = d }
 // KeepTables has the tables of the broadcasts the Mux is sent (a round's
 // matches, the standings) checked and kept unread until a handler asks for
 // them (protocol.Reading): for a recipient that seldom reads them, a
-// player. Validation, errors and answers are the same.
-func (m *Mux) KeepTables() { m.reading.KeepTables = true }
+// player. Validation, errors and answers are the same. Tables that shared
+// holds were checked already, by this Mux or another in the process that
+// shares it, and are not read again; shared may be nil.
+func (m *Mux) KeepTables(shared *protocol.TableCache) {
+	m.reading.KeepTables, m.reading.Tables = true, shared
+}
 
 // beyond reports whether deadline dl is more than the handler timeout
 // from now, as time.Until(dl) > m.timeout does, reading the clock only

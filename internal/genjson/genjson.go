@@ -471,9 +471,9 @@ func (g *gen) decoder(b *strings.Builder, t reflect.Type) {
 	// request).
 	for _, e := range keepers {
 		fmt.Fprintf(b, "// keep%sTable is keepTable (kept.go) for a table of %s.\n", e, e)
-		fmt.Fprintf(b, "func keep%sTable(s *scanner, k *kept) bool {\n\tat, ok := s.keepStart()\n\tif !ok {\n\t\treturn false\n\t}\n", e)
+		fmt.Fprintf(b, "func keep%sTable(s *scanner, k *kept) bool {\n\tat, checked, ok := s.keepStart(k, %q)\n\tif checked || !ok {\n\t\treturn ok\n\t}\n", e, e)
 		fmt.Fprintf(b, "\tvar row %s\n\tn := 0\n\tfor i := 0; s.elem(i); i++ {\n\t\trow = %s{}\n", e, e)
-		b.WriteString("\t\tif s.peek() == 'n' || !row.decodeFast(s) || !row.valid() {\n\t\t\treturn s.keepEnd(k, at, n, false)\n\t\t}\n\t\tn++\n\t}\n\treturn s.keepEnd(k, at, n, true)\n}\n\n")
+		fmt.Fprintf(b, "\t\tif s.peek() == 'n' || !row.decodeFast(s) || !row.valid() {\n\t\t\treturn s.keepEnd(k, %q, at, n, false)\n\t\t}\n\t\tn++\n\t}\n\treturn s.keepEnd(k, %q, at, n, true)\n}\n\n", e, e)
 	}
 }
 
