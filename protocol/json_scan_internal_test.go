@@ -185,9 +185,15 @@ func sameRequest(t *testing.T, obj []byte) {
 		t.Fatalf("decodeRequest keeping tables differs on\n%s\ngot  %+v\nwant %+v", obj, kept, got)
 	}
 	tables := NewTableCache()
-	for range 2 { // the first checks its tables and holds them, the second finds them held
+	var first Message
+	for pass := range 2 { // the first checks its tables and holds them, the second finds them held
 		shared := decodeRequest(obj, true, Reading{KeepTables: true, Tables: tables})
 		sameKept(t, obj, got.Decoded, shared.Decoded)
+		if pass == 0 {
+			first = shared.Decoded
+		} else {
+			sameHeld(t, obj, first, shared.Decoded)
+		}
 		shared.Decoded = got.Decoded
 		if !reflect.DeepEqual(shared, got) {
 			t.Fatalf("decodeRequest keeping tables in a TableCache differs on\n%s\ngot  %+v\nwant %+v", obj, shared, got)

@@ -97,8 +97,12 @@ func (s *scanner) keepEnd(k *kept, kind string, at, n int, ok bool) bool {
 // duplicate names are refused, the element type. The cache holds all of
 // these and finds a table only when they are the same and the input
 // begins with its bytes: a JSON array ends where its own bytes say, so the
-// table there is that one. Only tables that passed are held, the newest
-// tableCacheSize of them. A TableCache is safe for concurrent use.
+// table there is that one. (Today tables are checked only in a request's
+// params, where duplicate names are always refused and no MCP result is
+// looked for; the key and keepStart's guard hold those all the same, so
+// that a table checked elsewhere one day is not taken for one checked
+// there.) Only tables that passed are held, the newest tableCacheSize of
+// them. A TableCache is safe for concurrent use.
 type TableCache struct {
 	mu     sync.Mutex // taken by add
 	tables atomic.Pointer[[]checkedTable]
