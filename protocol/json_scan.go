@@ -631,8 +631,8 @@ func (u *names) add(name []byte) bool {
 // With decoded not nil, obj is a request (see requestMember) and skim its
 // params: params that come after a method naming a message type are decoded
 // as that message where they stand, into *decoded, when the generated
-// decoder takes them, and skimmed otherwise; with keep, keeping their
-// tables unread (kept.go).
+// decoder takes them, and skimmed otherwise; their tables are read as r
+// says (kept.go).
 func readMembersFast(obj []byte, once bool, index func(name []byte) int, values []jsontext.Value, skim int, decoded *Message, r Reading) bool {
 	s := r.scanner(obj)
 	return s.members(once, index, values, skim, decoded) && s.end()

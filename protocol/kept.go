@@ -120,6 +120,11 @@ type checkedTable struct {
 	kept
 }
 
+// at reports whether t is of kind and was checked at depth with lenient.
+func (t *checkedTable) at(kind string, depth int, lenient bool) bool {
+	return t.kind == kind && t.depth == depth && t.lenient == lenient
+}
+
 // NewTableCache returns an empty TableCache.
 func NewTableCache() *TableCache { return &TableCache{} }
 
@@ -131,7 +136,7 @@ func (c *TableCache) find(kind string, depth int, lenient bool, in []byte) (kept
 		return kept{}, false
 	}
 	for _, t := range *p {
-		if t.kind == kind && t.depth == depth && t.lenient == lenient && bytes.HasPrefix(in, t.raw) {
+		if t.at(kind, depth, lenient) && bytes.HasPrefix(in, t.raw) {
 			return t.kept, true
 		}
 	}
@@ -148,7 +153,7 @@ func (c *TableCache) add(kind string, depth int, lenient bool, k kept) {
 		old = *p
 	}
 	for _, t := range old {
-		if t.kind == kind && t.depth == depth && t.lenient == lenient && bytes.Equal(t.raw, k.raw) {
+		if t.at(kind, depth, lenient) && bytes.Equal(t.raw, k.raw) {
 			return
 		}
 	}

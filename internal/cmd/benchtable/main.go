@@ -119,8 +119,8 @@ func run(ctx context.Context, bin string, runs int, skip1000 bool, out io.Writer
 	}
 	w = median(walls)
 	ms := make([]float64, len(walls))
-	for i, w := range walls {
-		ms[i] = w * 1000
+	for i, x := range walls {
+		ms[i] = x * 1000
 	}
 	rows = append(rows, row{"`simulate --players 4` as a whole process", "under 50 ms wall",
 		fmt.Sprintf("%.0f ms (runs: %s)", w*1000, spread(ms, "%.0f")), w < 0.05})
