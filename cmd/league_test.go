@@ -90,13 +90,20 @@ func TestWholeLeagues(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		net := path.Base(t.Name()) // mem, mem-inline, http
 		results[net] = map[int][]protocol.StandingRow{}
+		tables := protocol.NewTableCache()
 		for players := 2; players <= 17; players++ {
 			t.Run(fmt.Sprint(players), func(t *testing.T) {
 				lc := playLeague(t, n, leagueSpec{cfg: cfg, seed: uint64(1000 + players), players: players,
-					referees: 1 + players%3, strategies: all, maxConcurrent: 2})
+					referees: 1 + players%3, strategies: all, maxConcurrent: 2, tables: tables})
 				checkInvariants(t, lc, players, cfg.Scoring)
 				results[net][players] = lc.FinalStandings
 			})
+		}
+		// Over the network every player is sent each table: all but the
+		// first to check one find it held (in memory a broadcast is
+		// shared decoded, and no table is kept).
+		if net == "http" && tables.Found() == 0 {
+			t.Error("no player found a table another had checked: the players do not share their TableCache")
 		}
 	})
 	is := is.New(t)

@@ -26,6 +26,7 @@ type leagueSpec struct {
 	faults        map[string]player.Fault // by player id
 	store         league.Store            // nil: the league stays in memory
 	onResult      func(done, total int)
+	tables        *protocol.TableCache // shared by the players; nil: a new one
 }
 
 // agentOptions derive every agent's timing from the config.
@@ -141,7 +142,10 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 	}
 	// The players share the tables they have checked: each is sent the
 	// same standings and matches every round.
-	tables := protocol.NewTableCache()
+	tables := spec.tables
+	if tables == nil {
+		tables = protocol.NewTableCache()
+	}
 	for i := 1; i <= spec.players; i++ {
 		id := fmt.Sprintf("P%02d", i)
 		srv, ep, err := listen("player-" + id)

@@ -106,6 +106,7 @@ func (s *scanner) keepEnd(k *kept, kind string, at, n int, ok bool) bool {
 type TableCache struct {
 	mu     sync.Mutex // taken by add
 	tables atomic.Pointer[[]checkedTable]
+	found  atomic.Int64
 }
 
 // tableCacheSize is how many tables a TableCache holds: a round's
@@ -137,11 +138,15 @@ func (c *TableCache) find(kind string, depth int, lenient bool, in []byte) (kept
 	}
 	for _, t := range *p {
 		if t.at(kind, depth, lenient) && bytes.HasPrefix(in, t.raw) {
+			c.found.Add(1)
 			return t.kept, true
 		}
 	}
 	return kept{}, false
 }
+
+// Found is how many tables were found in c instead of being checked.
+func (c *TableCache) Found() int64 { return c.found.Load() }
 
 // add holds k, a table of kind checked at depth with lenient as given,
 // unless the cache holds it already (recipients that checked it at once).

@@ -295,6 +295,7 @@ func TestTableCache(t *testing.T) {
 	is.Equal(len(held(tables)), 1)
 	b, _ := shared.Request(second)
 	is.Equal(len(held(tables)), 1) // found, not added again
+	is.Equal(tables.Found(), int64(1))
 	ka, kb := a.Decoded.(*LeagueStandingsUpdate), b.Decoded.(*LeagueStandingsUpdate)
 	is.True(ka.Standings == nil && kb.Standings == nil) // both kept
 	is.True(&ka.standings.raw[0] == &kb.standings.raw[0])
