@@ -85,6 +85,8 @@ type agent struct {
 	tokenHash    [sha256.Size]byte
 	capacity     int // referees: max_concurrent_matches
 	registeredAt time.Time
+	// mark is the inMatchOrder call that last took the agent; under mu.
+	mark uint64
 }
 
 // match is a scheduled match and what became of it.
@@ -149,6 +151,7 @@ type Manager struct {
 	finished    chan struct{} // closed when the league is complete
 	final       *protocol.LeagueCompleted
 	slots       *pool
+	marks       uint64 // inMatchOrder's calls so far: see agent.mark
 
 	// notifyMu guards notified, the results OnResult has been told of; it
 	// is never taken with mu held.

@@ -166,7 +166,7 @@ func (m *Manager) nextMatchLocked(player string) *NextMatch {
 			if ref := m.agents[mt.referee]; ref != nil {
 				nm.RefereeEndpoint = ref.endpoint
 			} else {
-				nm.RefereeEndpoint = m.plannedRefereeLocked(i)
+				nm.RefereeEndpoint = plannedReferee(m.seatsLocked(), i)
 			}
 			return nm
 		}

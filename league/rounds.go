@@ -172,9 +172,10 @@ func (m *Manager) announcement(r int) step {
 	defer m.mu.Unlock()
 	ms := m.rounds[r-1]
 	matches := make([]protocol.MatchRef, len(ms))
+	seats := m.seatsLocked()
 	for i, mt := range ms {
 		matches[i] = protocol.MatchRef{MatchID: mt.MatchID, GameType: protocol.GameEvenOdd,
-			PlayerAID: mt.A, PlayerBID: mt.B, RefereeEndpoint: m.plannedRefereeLocked(i)}
+			PlayerAID: mt.A, PlayerBID: mt.B, RefereeEndpoint: plannedReferee(seats, i)}
 	}
 	return step{method: protocol.MethodNotifyRound, msg: &protocol.RoundAnnouncement{
 		Envelope: m.envelope(protocol.TypeRoundAnnouncement, m.roundConversation(r)+"-announce", ""),
@@ -192,17 +193,20 @@ func (m *Manager) inMatchOrder(r int) []*agent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]*agent, 0, len(m.players))
-	seen := make(map[string]bool, len(m.players))
+	// An agent taken by this call carries its mark: no set to build.
+	m.marks++
+	mark := m.marks
 	for _, mt := range m.rounds[r-1] {
 		for _, id := range [2]string{mt.A, mt.B} {
-			if a := m.agents[id]; a != nil && !seen[id] {
-				seen[id] = true
+			if a := m.agents[id]; a != nil && a.mark != mark {
+				a.mark = mark
 				out = append(out, a)
 			}
 		}
 	}
 	for _, a := range m.players {
-		if !seen[a.id] {
+		if a.mark != mark {
+			a.mark = mark
 			out = append(out, a)
 		}
 	}
@@ -230,15 +234,20 @@ func (m *Manager) standingsAfterLocked(r int) []protocol.StandingRow {
 	return t.ranked()
 }
 
-// plannedRefereeLocked is the referee endpoint announced for the i-th
-// match of a round: the referees' slots taken in order. A match may end up
-// with another referee when one is busy or fails.
-func (m *Manager) plannedRefereeLocked(i int) string {
+// seatsLocked is the referees' slots for a round's matches, taken in
+// order: each referee max_concurrent_matches times, interleaved.
+func (m *Manager) seatsLocked() []*agent {
 	var seats []*agent
 	for _, ref := range m.referees {
 		seats = append(seats, slices.Repeat([]*agent{ref}, ref.capacity)...)
 	}
-	seats = interleave(seats)
+	return interleave(seats)
+}
+
+// plannedReferee is the referee endpoint announced for the i-th match of a
+// round, of the referees' slots seats (seatsLocked). A match may end up
+// with another referee when one is busy or fails.
+func plannedReferee(seats []*agent, i int) string {
 	if len(seats) == 0 {
 		return ""
 	}

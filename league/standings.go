@@ -1,7 +1,9 @@
 package league
 
 import (
-	"sort"
+	"cmp"
+	"slices"
+	"strings"
 
 	"github.com/leaguectl/leaguectl/protocol"
 )
@@ -47,13 +49,25 @@ type table struct {
 	scoring Scoring
 	rows    map[string]*record
 	n       int // records so far: the next idx
+	// order is every record, in the order of the last ranking and then
+	// as added.
+	order []*record
+}
+
+// h2hTie is a record of a group tied before head to head, and the points
+// it took from the others of the group.
+type h2hTie struct {
+	r   *record
+	h2h int
 }
 
 func newTable(s Scoring) *table { return &table{scoring: s, rows: map[string]*record{}} }
 
 func (t *table) add(id, name string) {
 	if _, ok := t.rows[id]; !ok {
-		t.rows[id] = &record{id: id, name: name, idx: t.n}
+		r := &record{id: id, name: name, idx: t.n}
+		t.rows[id] = r
+		t.order = append(t.order, r)
 		t.n++
 	}
 }
@@ -93,26 +107,28 @@ func (t *table) apply(o *outcome) {
 // depend on the order results arrived in: points, then wins, then fewer
 // technical losses, then the points taken in the matches among the players
 // still tied, then player id.
+//
+// The records are sorted where the last ranking left them: a round moves
+// few players far, and the sort (pattern-defeating quicksort) is nearly
+// linear on an order that is nearly right. The order sorted from does not
+// change the result, the comparison being total.
 func (t *table) ranked() []protocol.StandingRow {
-	recs := make([]*record, 0, len(t.rows))
-	for _, r := range t.rows {
-		recs = append(recs, r)
-	}
-	sort.Slice(recs, func(i, j int) bool {
-		a, b := recs[i], recs[j]
-		if a.points != b.points {
-			return a.points > b.points
+	recs := t.order
+	slices.SortFunc(recs, func(a, b *record) int {
+		if c := cmp.Compare(b.points, a.points); c != 0 {
+			return c
 		}
-		if a.wins != b.wins {
-			return a.wins > b.wins
+		if c := cmp.Compare(b.wins, a.wins); c != 0 {
+			return c
 		}
-		if a.tl != b.tl {
-			return a.tl < b.tl
+		if c := cmp.Compare(a.tl, b.tl); c != 0 {
+			return c
 		}
-		return a.id < b.id
+		return strings.Compare(a.id, b.id)
 	})
 	// Head to head within each group tied on points, wins and technical
-	// losses.
+	// losses: the points each took from the others of the group.
+	var tied []h2hTie
 	for lo := 0; lo < len(recs); {
 		hi := lo + 1
 		for hi < len(recs) && recs[hi].points == recs[lo].points && recs[hi].wins == recs[lo].wins && recs[hi].tl == recs[lo].tl {
@@ -120,18 +136,23 @@ func (t *table) ranked() []protocol.StandingRow {
 		}
 		if hi-lo > 1 {
 			group := recs[lo:hi]
-			h2h := make(map[string]int, len(group))
+			tied = tied[:0]
 			for _, a := range group {
+				h := 0
 				for _, b := range group {
-					h2h[a.id] += a.h2hOf(b.idx)
+					h += a.h2hOf(b.idx)
 				}
+				tied = append(tied, h2hTie{a, h})
 			}
-			sort.SliceStable(group, func(i, j int) bool {
-				if h2h[group[i].id] != h2h[group[j].id] {
-					return h2h[group[i].id] > h2h[group[j].id]
+			slices.SortFunc(tied, func(a, b h2hTie) int {
+				if c := cmp.Compare(b.h2h, a.h2h); c != 0 {
+					return c
 				}
-				return group[i].id < group[j].id
+				return strings.Compare(a.r.id, b.r.id)
 			})
+			for i, x := range tied {
+				group[i] = x.r
+			}
 		}
 		lo = hi
 	}

@@ -1,6 +1,10 @@
 package league
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
 	"testing"
 
 	"github.com/matryer/is"
@@ -295,5 +299,73 @@ func TestOutcomeOfRefusesContradictions(t *testing.T) {
 			_, err := outcomeOf(&protocol.MatchResultReport{RoundID: 1, MatchID: "R1M1", Result: &r}, a, b)
 			is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat) // E002
 		})
+	}
+}
+
+// rankedByDefinition ranks t as the rules say, from nothing: sorted on
+// points, wins and technical losses, then each tied group on the points
+// its players took from one another, then player id.
+func rankedByDefinition(t *table) []string {
+	var recs []*record
+	for _, r := range t.rows {
+		recs = append(recs, r)
+	}
+	key := func(r *record) [3]int { return [3]int{-r.points, -r.wins, r.tl} }
+	h2h := func(r *record) int {
+		n := 0
+		for _, o := range recs {
+			if key(o) == key(r) {
+				n += r.h2hOf(o.idx)
+			}
+		}
+		return n
+	}
+	sort.Slice(recs, func(i, j int) bool {
+		a, b := recs[i], recs[j]
+		if ka, kb := key(a), key(b); ka != kb {
+			return slices.Compare(ka[:], kb[:]) < 0
+		}
+		if ha, hb := h2h(a), h2h(b); ha != hb {
+			return ha > hb
+		}
+		return a.id < b.id
+	})
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		ids[i] = r.id
+	}
+	return ids
+}
+
+// A table ranked again and again, each time from where the last ranking
+// left it, ranks as one ranked from nothing: over whole random leagues,
+// technical losses and ties in every rule included.
+func TestRankedAfterRanked(t *testing.T) {
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		n := 2 + rng.IntN(11)
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("P%02d", i+1)
+		}
+		rng.Shuffle(n, func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+		tb := tableOf(DefaultScoring(), ids)
+		statuses := [][2]string{{win, loss}, {loss, win}, {draw, draw}, {tl, win}, {win, tl}, {tl, tl}}
+		for r, round := range Schedule(ids) {
+			for _, p := range round {
+				s := statuses[rng.IntN(len(statuses))]
+				tb.apply(res(p.A, p.B, s[0], s[1]))
+			}
+			got := tb.ranked()
+			want := rankedByDefinition(tb)
+			for i, row := range got {
+				if row.Rank != i+1 || row.PlayerID != want[i] {
+					t.Fatalf("seed %d round %d: rank %d is %s (rank field %d), want %s", seed, r+1, i+1, row.PlayerID, row.Rank, want[i])
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("seed %d round %d: %d rows, want %d", seed, r+1, len(got), len(want))
+			}
+		}
 	}
 }
