@@ -45,6 +45,21 @@ func TestBroadcastEncoded(t *testing.T) {
 			is.Equal(got, &want)
 		})
 	}
+	t.Run("into a buffer of a given size", func(t *testing.T) {
+		is := is.New(t)
+		msg := standingsUpdate(twoRows...)
+		want, err := protocol.NewBroadcast(msg)
+		is.NoErr(err)
+		for _, size := range []int{-1, 0, 1, want.Len() - 1, want.Len(), 1 << 16} {
+			b, err := protocol.NewBroadcastSize(msg, size)
+			is.NoErr(err)
+			is.Equal(string(b.To("tok").Encoded()), string(want.To("tok").Encoded())) // the same bytes, whatever the size
+			raw := b.To("").Encoded()
+			is.Equal(string(raw), string(want.To("").Encoded()))
+			grown := append(raw, ' ')
+			is.True(&grown[0] != &raw[0]) // an append copies: the shared bytes have no room after them
+		}
+	})
 	t.Run("a message of zero values", func(t *testing.T) {
 		is := is.New(t)
 		b, err := protocol.NewBroadcast(&protocol.RoundCompleted{})
