@@ -81,12 +81,20 @@ type agent struct {
 	role               protocol.Role
 	// token is kept in memory only, to send the agent its own token; what
 	// is stored and compared is tokenHash.
-	token        string
-	tokenHash    [sha256.Size]byte
+	token     string
+	tokenHash [sha256.Size]byte
+	// recipient is token encoded for broadcasts (protocol.Recipient), made
+	// when token is set: once an agent, not once a round.
+	recipient    protocol.Recipient
 	capacity     int // referees: max_concurrent_matches
 	registeredAt time.Time
 	// mark is the inMatchOrder call that last took the agent; under mu.
 	mark uint64
+}
+
+// setToken sets the token to send a, and its encoding for broadcasts.
+func (a *agent) setToken(token string) {
+	a.token, a.recipient = token, protocol.NewRecipient(token)
 }
 
 // match is a scheduled match and what became of it.
@@ -152,6 +160,8 @@ type Manager struct {
 	final       *protocol.LeagueCompleted
 	slots       *pool
 	marks       uint64 // inMatchOrder's calls so far: see agent.mark
+	// sizes is the length of the last broadcast encoded, by method.
+	sizes map[string]int
 
 	// notifyMu guards notified, the results OnResult has been told of; it
 	// is never taken with mu held.
@@ -187,6 +197,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 		opts: opts, caller: caller, log: logger, clock: opts.Clock,
 		state:      StateRegistration,
 		agents:     map[string]*agent{},
+		sizes:      map[string]int{},
 		endpoints:  map[string]string{},
 		matches:    map[string]*match{},
 		table:      newTable(opts.Scoring),
@@ -327,8 +338,9 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	if err != nil {
 		return nil, "", "", err
 	}
-	a = &agent{id: id, name: name, endpoint: endpoint, role: role, token: token, tokenHash: sha256.Sum256([]byte(token)),
+	a = &agent{id: id, name: name, endpoint: endpoint, role: role, tokenHash: sha256.Sum256([]byte(token)),
 		capacity: capacity, registeredAt: m.clock()}
+	a.setToken(token)
 	if a.name == "" {
 		a.name = id
 	}
@@ -398,7 +410,7 @@ func (m *Manager) authenticate(env *protocol.Envelope, roles ...protocol.Role) (
 	if a.token == "" {
 		// A manager restored from its store knows only the hash; the agent
 		// has just shown the token, so it can be sent the token again.
-		a.token = env.AuthToken
+		a.setToken(env.AuthToken)
 	}
 	m.mu.Unlock()
 	if !containsRole(roles, a.role) {

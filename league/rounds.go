@@ -92,6 +92,7 @@ func (m *Manager) playRound(ctx context.Context, r int, told *telling, matchTime
 	// already: the round under way does not step back.
 	m.round = max(m.round, r)
 	ms := m.rounds[r-1]
+	last := r == len(m.rounds)
 	m.mu.Unlock()
 	log := m.log.With(slog.Int("round_id", r))
 	log.LogAttrs(ctx, slog.LevelInfo, "round started", slog.Int("matches", len(ms)))
@@ -104,6 +105,14 @@ func (m *Manager) playRound(ctx context.Context, r int, told *telling, matchTime
 			}
 		})
 	}
+	// The round's end goes to every player, those of the next round's
+	// first match first: that much of its telling is made while the round
+	// is played.
+	ending := r + 1
+	if last {
+		ending = r
+	}
+	end := m.prepareTell(m.inMatchOrder(ending))
 	wg.Wait()
 	told.wait() // the round before is closed, and every player heard of this one
 	if err := ctx.Err(); err != nil {
@@ -161,9 +170,9 @@ func (m *Manager) playRound(ctx context.Context, r int, told *telling, matchTime
 		},
 	}}
 	if next == nil {
-		return m.tell(ctx, m.inMatchOrder(r), steps), nil
+		return end.start(ctx, m, steps), nil
 	}
-	return m.tell(ctx, m.inMatchOrder(*next), append(steps, m.announcement(*next))), nil
+	return end.start(ctx, m, append(steps, m.announcement(*next))), nil
 }
 
 // announcement is the ROUND_ANNOUNCEMENT of round r.
@@ -591,6 +600,7 @@ type step struct {
 // others.
 type telling struct {
 	wg    gopool.Group
+	to    []*agent                 // the recipients, in the order they are told
 	heads map[string]chan struct{} // a recipient's is closed when it has had every message
 }
 
@@ -613,38 +623,68 @@ type telling struct {
 // caller gave up on it, so a recipient slow with one message still has
 // the ones after it, as it would with a call each.
 func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling {
+	return m.prepareTell(to).start(ctx, m, steps)
+}
+
+// prepareTell makes a telling to each of to, in order, not started yet:
+// what does not depend on the messages, made before they exist (while the
+// round before is being played) rather than between a round's last result
+// and the first message of its end, when one goroutine works and the other
+// cores wait.
+func (m *Manager) prepareTell(to []*agent) *telling {
+	t := &telling{wg: gopool.Group{Pool: &m.pool}, to: to, heads: make(map[string]chan struct{}, len(to))}
+	for _, a := range to {
+		t.heads[a.id] = make(chan struct{})
+	}
+	return t
+}
+
+// start starts sending each recipient of t the messages of steps, in
+// order, and returns t without waiting.
+func (t *telling) start(ctx context.Context, m *Manager, steps []step) *telling {
+	to := t.to
 	ctx = transport.NoRetry(ctx)
 	msgs := make([]*protocol.Broadcast, len(steps))
+	// Each message is encoded into a buffer the size of the last one of
+	// its kind, and some room: the standings grow a little a round.
+	m.mu.Lock()
+	sizes := make([]int, len(steps))
 	for k, s := range steps {
-		b, err := protocol.NewBroadcast(s.msg)
+		sizes[k] = m.sizes[s.method]
+	}
+	m.mu.Unlock()
+	for k, s := range steps {
+		b, err := protocol.NewBroadcastSize(s.msg, sizes[k]+sizes[k]/8)
 		if err != nil {
 			m.log.LogAttrs(ctx, slog.LevelError, "cannot encode a broadcast", slog.String("method", s.method), slog.Any("error", err))
+		} else {
+			sizes[k] = b.Len()
 		}
 		msgs[k] = b // nil: not sent
 	}
-	t := &telling{wg: gopool.Group{Pool: &m.pool}, heads: make(map[string]chan struct{}, len(to))}
-	// The recipients' tokens are read under one lock, not one each, and
-	// encoded once for all the steps.
-	tokens := make([]string, len(to))
+	// The recipients' own members (their tokens, encoded once an agent)
+	// are read under one lock, not one each.
+	recipients := make([]protocol.Recipient, len(to))
 	m.mu.Lock()
+	for k, s := range steps {
+		m.sizes[s.method] = sizes[k]
+	}
 	for i, a := range to {
-		tokens[i] = a.token
-		t.heads[a.id] = make(chan struct{})
+		recipients[i] = a.recipient
 	}
 	m.mu.Unlock()
-	recipients := make([]protocol.Recipient, len(to))
-	for i, tok := range tokens {
-		recipients[i] = protocol.NewRecipient(tok)
-	}
 	// Every step's message to every recipient, in one allocation; each is
 	// filled in by the worker that sends it.
 	addressed := make([]protocol.Addressed, len(steps)*len(to))
 	// BroadcastConcurrency workers take the recipients in order: as many
 	// calls in flight as a goroutine per recipient behind a semaphore, for
-	// a goroutine hand-over per worker instead of one per recipient.
+	// a goroutine hand-over per worker instead of one per recipient. This
+	// goroutine starts the first; each starts the next before its first
+	// call, so that the hand-overs are not all made here, one after the
+	// other, before the first message goes.
 	workers := min(m.opts.BroadcastConcurrency, len(to))
 	dl := deadline.New(ctx, m.opts.CallTimeout, 0, nil)
-	var next, left atomic.Int64
+	var next, left, hired atomic.Int64
 	left.Store(int64(workers))
 	had := make([]atomic.Int64, len(steps))
 	// A recipient that serves batches in order gets the messages as one
@@ -666,52 +706,67 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 		*a = msgs[k].For(recipients[i])
 		return a
 	}
-	for range workers {
-		t.wg.Go(func() {
-			defer func() {
-				if left.Add(-1) == 0 {
+	var work func()
+	// hire starts the next worker, if one is left to start. A worker
+	// running holds the group open while it starts the next.
+	hire := func() {
+		if hired.Add(1) <= int64(workers) {
+			t.wg.Go(work)
+		}
+	}
+	work = func() {
+		defer func() {
+			if left.Add(-1) == 0 {
+				dl.Stop()
+				bdl.Stop()
+			}
+		}()
+		hire()
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(to) {
+				// The workers not started yet would find no recipient:
+				// they are counted as done.
+				if n := int64(workers) - hired.Swap(int64(workers)); n > 0 && left.Add(-n) == 0 {
 					dl.Stop()
 					bdl.Stop()
 				}
-			}()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(to) {
-					return
-				}
-				a := to[i]
-				var errs []error
-				if batcher != nil && batcher.Batches(a.endpoint) {
-					calls := make([]transport.BatchCall, 0, sending)
-					for k, s := range steps {
-						if msgs[k] != nil {
-							calls = append(calls, transport.BatchCall{Method: s.method, Params: address(k, i)})
-						}
-					}
-					errs = batcher.CallBatch(bdl.Get(), a.endpoint, calls)
-				}
+				return
+			}
+			a := to[i]
+			var errs []error
+			if batcher != nil && batcher.Batches(a.endpoint) {
+				calls := make([]transport.BatchCall, 0, sending)
 				for k, s := range steps {
 					if msgs[k] != nil {
-						var err error
-						if errs != nil {
-							err, errs = errs[0], errs[1:]
-						} else {
-							err = m.caller.Call(dl.Get(), a.endpoint, s.method, address(k, i), nil)
-						}
-						if err != nil {
-							m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", s.method),
-								slog.String("agent_id", a.id), slog.String("error", err.Error()))
-						}
-					}
-					if s.then != nil && had[k].Add(1) == int64(len(to)) {
-						s.then()
+						calls = append(calls, transport.BatchCall{Method: s.method, Params: address(k, i)})
 					}
 				}
-				close(t.heads[a.id])
+				errs = batcher.CallBatch(bdl.Get(), a.endpoint, calls)
 			}
-		})
+			for k, s := range steps {
+				if msgs[k] != nil {
+					var err error
+					if errs != nil {
+						err, errs = errs[0], errs[1:]
+					} else {
+						err = m.caller.Call(dl.Get(), a.endpoint, s.method, address(k, i), nil)
+					}
+					if err != nil {
+						m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", s.method),
+							slog.String("agent_id", a.id), slog.String("error", err.Error()))
+					}
+				}
+				if s.then != nil && had[k].Add(1) == int64(len(to)) {
+					s.then()
+				}
+			}
+			close(t.heads[a.id])
+		}
 	}
-	if workers == 0 {
+	if workers > 0 {
+		hire()
+	} else {
 		for _, s := range steps {
 			if s.then != nil {
 				s.then()

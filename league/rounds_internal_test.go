@@ -1,10 +1,13 @@
 package league
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -116,4 +119,85 @@ func TestAnnouncedReferees(t *testing.T) {
 	// REF01 has 10 slots and REF02 2: REF01, REF02, REF01, REF02, then
 	// REF01's other 8, and round again.
 	is.Equal(got, []string{r1, r2, r1, r2, r1, r1})
+}
+
+// holdingCaller holds the calls to the endpoints of hold until their
+// channel is closed (or the call's deadline), and reports every call that
+// went through on told.
+type holdingCaller struct {
+	hold map[string]chan struct{}
+	told chan string
+}
+
+func (c *holdingCaller) Call(ctx context.Context, endpoint, method string, params, reply any) error {
+	if h := c.hold[endpoint]; h != nil {
+		select {
+		case <-h:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c.told <- endpoint
+	return nil
+}
+
+// A broadcast whose first recipients hold their calls still tells the
+// others while they hold: each of its workers starts the next, and each
+// holds up one recipient only. Every recipient has every message in the
+// end, and with fewer recipients than workers too.
+func TestBroadcastPastSlowRecipients(t *testing.T) {
+	for _, tc := range []struct{ n, held, workers int }{{40, 12, 64}, {40, 12, 13}, {5, 2, 64}, {1, 0, 64}} {
+		t.Run(fmt.Sprintf("%d recipients %d held %d workers", tc.n, tc.held, tc.workers), func(t *testing.T) {
+			is := is.New(t)
+			c := &holdingCaller{hold: map[string]chan struct{}{}, told: make(chan string, 2*tc.n)}
+			m := New(Options{LeagueID: "slow", BroadcastConcurrency: tc.workers, CallTimeout: time.Minute}, c, slog.New(slog.DiscardHandler))
+			release := make(chan struct{})
+			var to []*agent
+			for i := range tc.n {
+				a := &agent{id: fmt.Sprintf("P%02d", i+1), role: protocol.RolePlayer, endpoint: fmt.Sprintf("mem://P%02d", i+1)}
+				if i < tc.held {
+					c.hold[a.endpoint] = release
+				}
+				to = append(to, a)
+			}
+			var thens atomic.Int64
+			steps := []step{
+				{method: protocol.MethodNotifyRoundCompleted, msg: &protocol.RoundCompleted{Envelope: m.envelope(protocol.TypeRoundCompleted, "conv-1", ""), RoundID: 1}},
+				{method: protocol.MethodNotifyRoundCompleted, msg: &protocol.RoundCompleted{Envelope: m.envelope(protocol.TypeRoundCompleted, "conv-2", ""), RoundID: 2},
+					then: func() { thens.Add(1) }},
+			}
+			told := m.tell(t.Context(), to, steps)
+			// A broadcast held up by its first recipients would never get
+			// there: the guard fails the test rather than hang it.
+			guard, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			got := map[string]int{}
+			for range 2 * (tc.n - tc.held) { // every message to every recipient not held, while the held ones hold
+				select {
+				case e := <-c.told:
+					got[e]++
+				case <-guard.Done():
+					t.Fatalf("%d recipients told while %d held", len(got), tc.held)
+				}
+			}
+			for i, a := range to {
+				if i < tc.held {
+					is.Equal(got[a.endpoint], 0) // held
+					continue
+				}
+				is.Equal(got[a.endpoint], 2)           // told both messages
+				is.True(told.heard(t.Context(), a.id)) // and heard, at once
+			}
+			close(release)
+			told.wait()
+			is.Equal(thens.Load(), int64(1)) // the last step's then, once everyone had it
+			close(c.told)
+			for e := range c.told {
+				got[e]++
+			}
+			for _, a := range to {
+				is.Equal(got[a.endpoint], 2) // in the end, everyone had both
+			}
+		})
+	}
 }
