@@ -726,10 +726,10 @@ func (t *telling) start(ctx context.Context, m *Manager, steps []step) *telling 
 			i := int(next.Add(1)) - 1
 			if i >= len(to) {
 				// The workers not started yet would find no recipient:
-				// they are counted as done.
-				if n := int64(workers) - hired.Swap(int64(workers)); n > 0 && left.Add(-n) == 0 {
-					dl.Stop()
-					bdl.Stop()
+				// they are counted as done (this one's own count keeps
+				// left above zero until it returns).
+				if n := int64(workers) - hired.Swap(int64(workers)); n > 0 {
+					left.Add(-n)
 				}
 				return
 			}
