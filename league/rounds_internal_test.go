@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,7 +23,8 @@ func roundEndManager(tb testing.TB, n int) *Manager {
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("P%03d", i+1)
-		a := &agent{id: ids[i], name: "Player " + ids[i], role: protocol.RolePlayer, token: "tok-" + ids[i]}
+		a := &agent{id: ids[i], name: "Player " + ids[i], role: protocol.RolePlayer}
+		a.setToken("tok-" + ids[i])
 		m.agents[a.id] = a
 		m.players = append(m.players, a)
 		m.table.add(a.id, a.name)
@@ -127,9 +129,16 @@ func TestAnnouncedReferees(t *testing.T) {
 type holdingCaller struct {
 	hold map[string]chan struct{}
 	told chan string
+
+	mu     sync.Mutex
+	ctxs   []context.Context   // of every call
+	byWhom map[string][]string // the methods each endpoint was called with, in order
 }
 
 func (c *holdingCaller) Call(ctx context.Context, endpoint, method string, params, reply any) error {
+	c.mu.Lock()
+	c.ctxs = append(c.ctxs, ctx)
+	c.mu.Unlock()
 	if h := c.hold[endpoint]; h != nil {
 		select {
 		case <-h:
@@ -137,6 +146,9 @@ func (c *holdingCaller) Call(ctx context.Context, endpoint, method string, param
 			return ctx.Err()
 		}
 	}
+	c.mu.Lock()
+	c.byWhom[endpoint] = append(c.byWhom[endpoint], method)
+	c.mu.Unlock()
 	c.told <- endpoint
 	return nil
 }
@@ -146,10 +158,10 @@ func (c *holdingCaller) Call(ctx context.Context, endpoint, method string, param
 // holds up one recipient only. Every recipient has every message in the
 // end, and with fewer recipients than workers too.
 func TestBroadcastPastSlowRecipients(t *testing.T) {
-	for _, tc := range []struct{ n, held, workers int }{{40, 12, 64}, {40, 12, 13}, {5, 2, 64}, {1, 0, 64}} {
+	for _, tc := range []struct{ n, held, workers int }{{40, 12, 64}, {40, 12, 13}, {5, 2, 64}, {1, 0, 64}, {0, 0, 64}} {
 		t.Run(fmt.Sprintf("%d recipients %d held %d workers", tc.n, tc.held, tc.workers), func(t *testing.T) {
 			is := is.New(t)
-			c := &holdingCaller{hold: map[string]chan struct{}{}, told: make(chan string, 2*tc.n)}
+			c := &holdingCaller{hold: map[string]chan struct{}{}, told: make(chan string, 2*tc.n), byWhom: map[string][]string{}}
 			m := New(Options{LeagueID: "slow", BroadcastConcurrency: tc.workers, CallTimeout: time.Minute}, c, slog.New(slog.DiscardHandler))
 			release := make(chan struct{})
 			var to []*agent
@@ -163,7 +175,7 @@ func TestBroadcastPastSlowRecipients(t *testing.T) {
 			var thens atomic.Int64
 			steps := []step{
 				{method: protocol.MethodNotifyRoundCompleted, msg: &protocol.RoundCompleted{Envelope: m.envelope(protocol.TypeRoundCompleted, "conv-1", ""), RoundID: 1}},
-				{method: protocol.MethodNotifyRoundCompleted, msg: &protocol.RoundCompleted{Envelope: m.envelope(protocol.TypeRoundCompleted, "conv-2", ""), RoundID: 2},
+				{method: protocol.MethodUpdateStandings, msg: &protocol.LeagueStandingsUpdate{Envelope: m.envelope(protocol.TypeLeagueStandingsUpdate, "conv-2", ""), RoundID: 1},
 					then: func() { thens.Add(1) }},
 			}
 			told := m.tell(t.Context(), to, steps)
@@ -185,8 +197,8 @@ func TestBroadcastPastSlowRecipients(t *testing.T) {
 					is.Equal(got[a.endpoint], 0) // held
 					continue
 				}
-				is.Equal(got[a.endpoint], 2)           // told both messages
-				is.True(told.heard(t.Context(), a.id)) // and heard, at once
+				is.Equal(got[a.endpoint], 2)     // told both messages
+				is.True(told.heard(guard, a.id)) // and heard, at once
 			}
 			close(release)
 			told.wait()
@@ -196,7 +208,11 @@ func TestBroadcastPastSlowRecipients(t *testing.T) {
 				got[e]++
 			}
 			for _, a := range to {
-				is.Equal(got[a.endpoint], 2) // in the end, everyone had both
+				is.Equal(got[a.endpoint], 2)                                                                                  // in the end, everyone had both
+				is.Equal(c.byWhom[a.endpoint], []string{protocol.MethodNotifyRoundCompleted, protocol.MethodUpdateStandings}) // in order
+			}
+			for _, ctx := range c.ctxs {
+				is.True(ctx.Err() != nil) // every call's deadline stopped once everyone had everything
 			}
 		})
 	}

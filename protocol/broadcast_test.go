@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -59,6 +60,15 @@ func TestBroadcastEncoded(t *testing.T) {
 			grown := append(raw, ' ')
 			is.True(&grown[0] != &raw[0]) // an append copies: the shared bytes have no room after them
 		}
+		// Standings of 200 rows into a buffer of their size: the buffer and
+		// the Broadcast, no growing.
+		big := standingsUpdate()
+		for i := range 200 {
+			big.Standings = append(big.Standings, protocol.StandingRow{Rank: i + 1, PlayerID: fmt.Sprintf("P%03d", i+1), Played: 9, Wins: 3, Draws: 3, Losses: 3, Points: 12})
+		}
+		b, err := protocol.NewBroadcast(big)
+		is.NoErr(err)
+		is.Equal(testing.AllocsPerRun(10, func() { _, _ = protocol.NewBroadcastSize(big, b.Len()) }), 2.0)
 	})
 	t.Run("a message of zero values", func(t *testing.T) {
 		is := is.New(t)
