@@ -10,6 +10,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/config"
 	"github.com/leaguectl/leaguectl/internal/cputime"
+	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
@@ -38,9 +39,10 @@ func BenchmarkLeague(b *testing.B) {
 					n = transporttest.HTTP()
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-				client := newAgentClient(n, cfg, slog.New(slog.DiscardHandler))
+				words := protocol.NewWords() // as simulate shares them
+				client := newAgentClient(n, cfg, slog.New(slog.DiscardHandler), words)
 				lc, err := runLocalLeague(ctx, n, client,
-					leagueSpec{cfg: cfg, seed: 1, players: c.players, referees: 1, maxConcurrent: 10, strategies: strategies},
+					leagueSpec{cfg: cfg, seed: 1, players: c.players, referees: 1, maxConcurrent: 10, strategies: strategies, words: words},
 					slog.New(slog.DiscardHandler))
 				cancel()
 				n.CloseIdle()

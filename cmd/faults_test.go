@@ -121,7 +121,7 @@ func TestBreakerCapsTheCostOfADeadPlayer(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		run := func(faults map[string]player.Fault) (*timeoutCounter, time.Duration) {
-			counter := &timeoutCounter{Caller: newAgentClient(n, cfg, discard())}
+			counter := &timeoutCounter{Caller: newAgentClient(n, cfg, discard(), nil)}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			defer n.CloseIdle()

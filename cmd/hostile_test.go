@@ -135,7 +135,7 @@ func TestHostileInputThenLeague(t *testing.T) {
 
 	client := httprpc.NewClient(httprpc.ClientConfig{})
 	defer client.CloseIdleConnections()
-	caller := newAgentClient(client, cfg, logger)
+	caller := newAgentClient(client, cfg, logger, nil)
 	mgrSrv := &transport.LateMux{}
 	srvCfg := httprpc.ServerConfig{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -11,8 +11,10 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/referee"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
@@ -140,4 +142,20 @@ func TestScoringConfig(t *testing.T) {
 	lc := playLeague(t, transporttest.Mem(), leagueSpec{cfg: cfg, seed: 5, players: 6, referees: 1,
 		maxConcurrent: 3, strategies: strategiesOf(t, "random")})
 	checkInvariants(t, lc, 6, cfg.Scoring)
+}
+
+// TestAgentsShareWords: every agent's server reads its requests' strings
+// with the Words of its options.
+func TestAgentsShareWords(t *testing.T) {
+	is := is.New(t)
+	cfg := config.Default()
+	w := protocol.NewWords()
+	caller := transporttest.Mem().Client(time.Second)
+	logger := slog.New(slog.DiscardHandler)
+	mo, ro, po := managerOptions(cfg, 1), refereeOptions(cfg, 1), playerOptions(cfg, 1)
+	mo.Words, ro.Words, po.Words = w, w, w
+	is.Equal(league.New(mo, caller, logger).Handler().Words(), w)
+	is.Equal(referee.New(ro, caller, logger).Handler().Words(), w)
+	is.Equal(player.New(po, caller, logger).Handler().Words(), w)
+	is.Equal(player.New(playerOptions(cfg, 1), caller, logger).Handler().Words(), (*protocol.Words)(nil))
 }

@@ -105,8 +105,8 @@ first line of stdout.`,
 				}
 				mo := managerOptions(cfg, seed)
 				mo.Endpoint, mo.MinPlayers, mo.RegistrationWindow = endpoint, o.minPlayers, window
-				mo.AdminToken, mo.Store = adminTokenFrom(o.adminToken), store
-				mgr := league.New(mo, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger), logger)
+				mo.AdminToken, mo.Store, mo.Words = adminTokenFrom(o.adminToken), store, protocol.NewWords()
+				mgr := league.New(mo, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, mo.Words), logger)
 				if err := mgr.Restore(c.Context()); err != nil {
 					return nil, &exitError{code: ExitValidation, err: fmt.Errorf("--db %s: %w", dbPath, err)}
 				}
@@ -160,8 +160,8 @@ URL is the first line of stdout.`,
 			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, o.manager, cfg, logger, func(endpoint string) (*agentServer, error) {
 				opts := refereeOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.MaxConcurrent = o.id, o.name, o.maxConcurrent
-				opts.ManagerEndpoint, opts.Endpoint = o.manager, endpoint
-				ref := referee.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger), logger)
+				opts.ManagerEndpoint, opts.Endpoint, opts.Words = o.manager, endpoint, protocol.NewWords()
+				ref := referee.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, opts.Words), logger)
 				return &agentServer{mux: ref.Handler(), run: ref.Run}, nil
 			}))
 		},
@@ -215,6 +215,7 @@ is the first line of stdout.`,
 				opts := playerOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.Strategy = o.id, o.name, strategy
 				opts.ManagerEndpoint, opts.Endpoint, opts.Fault = o.manager, endpoint, fault
+				opts.Words = protocol.NewWords()
 				served := make(chan transport.Listener, 1)
 				if fault.Kind == player.FaultCrash {
 					// Gone as it registers; the process stays until stopped.
@@ -224,7 +225,7 @@ is the first line of stdout.`,
 						_ = l.Close()
 					}
 				}
-				p := player.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger), logger)
+				p := player.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, opts.Words), logger)
 				return &agentServer{mux: p.Handler(), run: p.Run, listening: func(l transport.Listener) { served <- l }}, nil
 			}))
 		},

@@ -221,7 +221,8 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 		defer stop()
 	}
 	start := time.Now()
-	client := newAgentClient(nw, cfg, logger)
+	spec.words = protocol.NewWords() // the agents' and their client's
+	client := newAgentClient(nw, cfg, logger, spec.words)
 	lc, err := runLocalLeague(ctx, nw, client, spec, logger)
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ type leagueSpec struct {
 	store         league.Store            // nil: the league stays in memory
 	onResult      func(done, total int)
 	tables        *protocol.TableCache // shared by the players; nil: a new one
+	words         *protocol.Words      // shared by every agent (and best by caller); nil: a new one
 }
 
 // agentOptions derive every agent's timing from the config.
@@ -105,7 +106,14 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 	if err != nil {
 		return nil, err
 	}
+	// Every agent reads the same strings (senders, tokens, timestamps,
+	// match ids): one Words serves them all.
+	words := spec.words
+	if words == nil {
+		words = protocol.NewWords()
+	}
 	mo := managerOptions(spec.cfg, spec.seed)
+	mo.Words = words
 	mo.Endpoint, mo.MinPlayers, mo.MinReferees, mo.OnResult = mgrEndpoint, spec.players, spec.referees, spec.onResult
 	mo.Store = spec.store
 	mgr := league.New(mo, caller, logger.With(slog.String("agent_id", "league_manager:"+league.ManagerID)))
@@ -130,6 +138,7 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 			return nil, err
 		}
 		ro := refereeOptions(spec.cfg, spec.seed)
+		ro.Words = words
 		ro.RequestedID, ro.DisplayName, ro.MaxConcurrent = id, "Referee "+id[3:], spec.maxConcurrent
 		ro.ManagerEndpoint, ro.Endpoint = mgrEndpoint, ep
 		ref := referee.New(ro, caller, logger.With(slog.String("agent_id", "referee:"+id)))
@@ -153,6 +162,7 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 			return nil, err
 		}
 		po := playerOptions(spec.cfg, spec.seed)
+		po.Words = words
 		po.RequestedID, po.DisplayName = id, "Player "+id[1:]
 		po.Strategy = spec.strategies[(i-1)%len(spec.strategies)]
 		po.ManagerEndpoint, po.Endpoint, po.Tables = mgrEndpoint, ep, tables

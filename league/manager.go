@@ -73,6 +73,10 @@ type Options struct {
 	// assignments and the results, each written before it is acknowledged;
 	// call Restore before serving.
 	Store Store
+	// Words, when set, holds the strings of the requests its server is
+	// sent, shared with the other agents and the clients of the process
+	// (protocol.Words, transport.WithWords); nil allocates each.
+	Words *protocol.Words
 }
 
 // agent is a registered referee or player.
@@ -215,6 +219,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 // Handler returns the manager's methods.
 func (m *Manager) Handler() *transport.Mux {
 	mux := transport.NewMux(m.log)
+	mux.ShareWords(m.opts.Words)
 	mux.HandleFunc(string(protocol.TypeRefereeRegisterRequest), m.onRegisterReferee)
 	mux.HandleFunc(string(protocol.TypeLeagueRegisterRequest), m.onRegisterPlayer)
 	mux.HandleFunc(string(protocol.TypeMatchResultReport), m.onReport)

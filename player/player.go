@@ -50,6 +50,10 @@ type Options struct {
 	// are all sent the same (protocol.TableCache): each table is then
 	// checked by the first player to get it, not by every player.
 	Tables *protocol.TableCache
+	// Words, when set, holds the strings of the requests its server is
+	// sent, shared with the other agents and the clients of the process
+	// (protocol.Words, transport.WithWords); nil allocates each.
+	Words *protocol.Words
 	// OnRegistering, when set, is called once, as the first registration
 	// request goes out: before the manager knows the player, so before
 	// anything can call it. cmd uses it to close the endpoint of a
@@ -259,6 +263,7 @@ func (p *Player) Register(ctx context.Context) error {
 func (p *Player) Handler() *transport.Mux {
 	m := transport.NewMux(p.log)
 	m.KeepTables(p.opts.Tables) // a player reads its standings only when asked for its state
+	m.ShareWords(p.opts.Words)
 	m.HandleFunc(string(protocol.TypeGameInvitation), p.league(p.onInvitation))
 	m.HandleFunc(string(protocol.TypeChooseParityCall), p.league(p.onParityCall))
 	m.HandleFunc(string(protocol.TypeGameOver), p.league(p.onGameOver))

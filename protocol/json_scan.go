@@ -52,6 +52,8 @@ type scanner struct {
 	keep, alias bool
 	// tables, when keep is set, holds tables checked already (TableCache).
 	tables *TableCache
+	// words, if set, gives the strings read (Words).
+	words *Words
 }
 
 // declines reports whether the member called name, which the struct being
@@ -268,7 +270,7 @@ func (s *scanner) string() string {
 			if s.alias && len(text) > 0 {
 				return unsafe.String(&text[0], len(text))
 			}
-			return intern(text)
+			return intern(s.words, text)
 		}
 	case 'n':
 		s.literal("null")
@@ -282,14 +284,15 @@ func (s *scanner) string() string {
 // that most messages carry: the protocol version, message types, method
 // names, parities, statuses and roles. The table is looked up by a hash of
 // the length and the first, middle and last bytes (which no two of today's
-// 52 words share): one comparison, no map.
-func intern(text []byte) string {
+// 52 words share): one comparison, no map. Other text is taken from words
+// (nil: allocated).
+func intern(words *Words, text []byte) string {
 	if len(text) > 0 {
 		if w := interned[internSlot(text)]; w == string(text) {
 			return w
 		}
 	}
-	return string(text)
+	return words.of(text)
 }
 
 // internSize is the number of slots of the intern table.
@@ -518,7 +521,7 @@ func (s *scanner) any() any {
 		return a
 	case c == '"':
 		if text, ok := s.quoted(); ok {
-			return intern(text)
+			return intern(s.words, text)
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
 		text, _ := s.number()
@@ -807,5 +810,5 @@ func plainString(v jsontext.Value) (string, bool) {
 	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
 		return "", false
 	}
-	return intern(v[1 : len(v)-1]), true
+	return intern(nil, v[1:len(v)-1]), true
 }

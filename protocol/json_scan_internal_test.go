@@ -142,15 +142,17 @@ func TestInterned(t *testing.T) {
 		StatusAccepted, string(TypeGameInvitation), string(TypeGameJoinAck), string(TypeChooseParityCall),
 		string(TypeChooseParityResponse), string(TypeGameOver), string(TypeMatchResultReport), string(TypeStartMatch),
 		MethodHandleGameInvitation, MethodChooseParity, MethodNotifyMatchResult, MethodReportMatchResult, MethodStartMatch}
-	for _, w := range words {
-		got := intern([]byte(w))
-		if got != w || unsafe.StringData(got) != unsafe.StringData(w) {
-			t.Errorf("%q is not interned", w)
+	for _, cache := range []*Words{nil, NewWords()} {
+		for _, w := range words {
+			got := intern(cache, []byte(w))
+			if got != w || unsafe.StringData(got) != unsafe.StringData(w) {
+				t.Errorf("%q is not interned", w)
+			}
 		}
-	}
-	for _, w := range []string{"P01", "even ", "ODD", "2026-11-21T05:29:41Z", "x"} {
-		if got := intern([]byte(w)); got != w {
-			t.Errorf("intern(%q) = %q", w, got)
+		for _, w := range []string{"P01", "even ", "ODD", "2026-11-21T05:29:41Z", "x"} {
+			if got := intern(cache, []byte(w)); got != w {
+				t.Errorf("intern(%q) = %q", w, got)
+			}
 		}
 	}
 }

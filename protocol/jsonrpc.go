@@ -260,11 +260,14 @@ type Reading struct {
 	// Tables, with KeepTables, holds tables already checked, by this
 	// recipient or others that share it (TableCache); nil for none.
 	Tables *TableCache
+	// Words, when set, holds the strings read, shared with other
+	// recipients (Words); nil allocates each.
+	Words *Words
 }
 
 // scanner is a lenient scanner of b that reads tables as r says.
 func (r Reading) scanner(b []byte) scanner {
-	s := scanner{b: b, lenient: true, keep: r.KeepTables}
+	s := scanner{b: b, lenient: true, keep: r.KeepTables, words: r.Words}
 	if r.KeepTables {
 		s.tables = r.Tables
 	}
@@ -713,6 +716,13 @@ func DecodeResponse(body []byte) (Response, error) {
 // the generated decoder declines) the caller decodes the result as after
 // DecodeResponse, and reply is as it was.
 func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err error) {
+	return Reading{}.ResponseInto(body, reply)
+}
+
+// ResponseInto is DecodeResponseInto with the strings of reply taken from
+// r.Words (r's other fields are for requests).
+func (r Reading) ResponseInto(body []byte, reply any) (resp Response, decoded bool, err error) {
+	words := Reading{Words: r.Words}
 	body = trimJSONSpace(body)
 	if len(body) == 0 || body[0] != '{' {
 		return Response{}, false, errors.New("response is not a JSON-RPC object")
@@ -721,7 +731,7 @@ func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err e
 	if reply != nil {
 		// The usual reply, a result object and no error, is decoded into
 		// reply where it stands in the one pass over the response.
-		s := scanner{b: body, lenient: true}
+		s := words.scanner(body)
 		if s.objectStart() && s.responseInto(&m, reply, 0) {
 			return Response{ID: m[2], Result: m[0]}, true, nil
 		}
@@ -735,7 +745,7 @@ func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err e
 	if reply != nil {
 		skim = 0
 	}
-	ok := readMembersFast(body, false, responseMember, m[:], skim, nil, Reading{})
+	ok := readMembersFast(body, false, responseMember, m[:], skim, nil, words)
 	if ok && skim == 0 && (m[1] == nil || string(m[1]) == "null") && len(m[0]) > 0 && m[0][0] == '{' &&
 		!mentionsContent(m[0]) && decodeGenerated(m[0], reply) {
 		return Response{ID: m[2], Result: m[0]}, true, nil
@@ -747,8 +757,8 @@ func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err e
 		}
 		m = [3]jsontext.Value{w.Result, w.Error, w.ID}
 	}
-	r, err = readResponse(m)
-	return r, false, err
+	resp, err = readResponse(m)
+	return resp, false, err
 }
 
 // responseInto reads the members of a response object from the n-th on,

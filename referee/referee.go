@@ -67,6 +67,10 @@ type Options struct {
 	// missed the report (0: DefaultKeepFinished). The manager keeps every
 	// result; a referee of a long league does not grow with it.
 	KeepFinished int
+	// Words, when set, holds the strings of the requests its server is
+	// sent, shared with the other agents and the clients of the process
+	// (protocol.Words, transport.WithWords); nil allocates each.
+	Words *protocol.Words
 }
 
 // DefaultKeepFinished is the number of finished matches a referee
@@ -364,6 +368,7 @@ func (r *Referee) callTimeout() time.Duration {
 // Handler returns the referee's methods.
 func (r *Referee) Handler() *transport.Mux {
 	m := transport.NewMux(r.log)
+	m.ShareWords(r.opts.Words)
 	m.HandleFunc(string(protocol.TypeStartMatch), r.onStartMatch)
 	m.HandleFunc(string(protocol.TypeLeagueCompleted), r.onLeagueCompleted)
 	m.HandleFunc(protocol.MethodPing, func(context.Context, *transport.Request) (any, error) {

@@ -50,6 +50,8 @@ type Client struct {
 	// scratch holds the encoded params of calls in progress: they are
 	// copied into each request's body, so their buffer is used again.
 	scratch bufpool.Pool
+	// reading is how replies are read: their strings from its Words.
+	reading protocol.Reading
 }
 
 // maxScratch is the largest params or body buffer kept for another call:
@@ -168,6 +170,12 @@ func WithBreaker(b Breaker) ClientOption { return func(c *Client) { c.breaker = 
 
 // WithLogger logs the breakers' changes of state.
 func WithLogger(l *slog.Logger) ClientOption { return func(c *Client) { c.logger = l } }
+
+// WithWords has the strings of replies taken from w (protocol.Words),
+// which the process's servers may share (Mux.ShareWords).
+func WithWords(w *protocol.Words) ClientOption {
+	return func(c *Client) { c.reading.Words = w }
+}
 
 // dialect is a way of calling the league methods of one endpoint.
 type dialect int
@@ -348,7 +356,7 @@ func (c *Client) recycle(endpoint string, raw []byte) {
 // readReply reads the response raw to a call and decodes its result into
 // reply.
 func (c *Client) readReply(endpoint, method string, raw []byte, reply any) error {
-	resp, decoded, err := protocol.DecodeResponseInto(raw, reply)
+	resp, decoded, err := c.reading.ResponseInto(raw, reply)
 	if err != nil {
 		return &Error{Kind: KindBadResponse, Endpoint: endpoint, Method: method, Err: err}
 	}

@@ -70,6 +70,14 @@ func (m *Mux) KeepTables(shared *protocol.TableCache) {
 	m.reading.KeepTables, m.reading.Tables = true, shared
 }
 
+// ShareWords has the strings of the requests the Mux is sent taken from
+// w (protocol.Words), which the other servers and the clients of the
+// process may share; nil, the default, allocates each.
+func (m *Mux) ShareWords(w *protocol.Words) { m.reading.Words = w }
+
+// Words is the Words the Mux reads its requests' strings with (nil: none).
+func (m *Mux) Words() *protocol.Words { return m.reading.Words }
+
 // beyond reports whether deadline dl is more than the handler timeout
 // from now, as time.Until(dl) > m.timeout does, reading the clock only
 // when dl is more than the timeout from the latest now read. Times are

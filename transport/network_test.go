@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -510,5 +511,47 @@ func TestDialectNegotiation(t *testing.T) {
 		is.Equal(ours.calls.Load(), int64(1)) // ours at once
 		err := c.Call(context.Background(), oep, "no_such_method", map[string]any{}, nil)
 		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidEndpoint) // a missing method is still reported
+	})
+}
+
+// TestShareWords: a Mux that shares a protocol.Words reads a string its
+// requests repeat once, and so does a client for its replies; without
+// one, each is read anew.
+func TestShareWords(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
+		for _, share := range []bool{true, false} {
+			is := is.New(t)
+			tm := transport.NewMux(nil)
+			var words *protocol.Words
+			if share {
+				words = protocol.NewWords()
+			}
+			tm.ShareWords(words)
+			var senders []string
+			tm.HandleFunc(string(protocol.TypeGameInvitation), func(ctx context.Context, r *transport.Request) (any, error) {
+				inv := r.Msg.(*protocol.GameInvitation)
+				senders = append(senders, inv.Sender)
+				return &protocol.GameJoinAck{
+					Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeGameJoinAck,
+						Sender: "player:P01", Timestamp: fixedTime, ConversationID: inv.ConversationID},
+					MatchID: inv.MatchID, PlayerID: "P01", ArrivalTimestamp: fixedTime, Accept: new(true),
+				}, nil
+			})
+			ep := nw.Serve(t, fmt.Sprintf("p-%v", share), tm)
+			c := transport.NewClient(nw, time.Second, transport.WithWords(words))
+			inv := &protocol.GameInvitation{
+				Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeGameInvitation,
+					Sender: "referee:REF01", Timestamp: fixedTime, ConversationID: "conv-r1m1"},
+				RoundID: 1, MatchID: "R1M1", GameType: protocol.GameEvenOdd, RoleInMatch: protocol.PlayerA, OpponentID: "P02",
+			}
+			var acks [2]protocol.GameJoinAck
+			for i := range acks {
+				is.NoErr(c.Call(context.Background(), ep, protocol.MethodHandleGameInvitation, inv, &acks[i]))
+				is.Equal(acks[i].MatchID, "R1M1")
+			}
+			is.Equal(senders, []string{"referee:REF01", "referee:REF01"})
+			is.Equal(unsafe.StringData(senders[0]) == unsafe.StringData(senders[1]), share)
+			is.Equal(unsafe.StringData(acks[0].MatchID) == unsafe.StringData(acks[1].MatchID), share)
+		}
 	})
 }
