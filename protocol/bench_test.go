@@ -66,7 +66,7 @@ func BenchmarkDecode(b *testing.B) {
 
 // BenchmarkDecodeReply: a JSON-RPC response as a caller reads it, with its
 // result decoded into the reply (DecodeResponseInto), for the replies of a
-// match.
+// match; and read with a Words (Reading.ResponseInto).
 func BenchmarkDecodeReply(b *testing.B) {
 	env := protocol.Envelope{Protocol: protocol.Version, Sender: "player:P01", Timestamp: "2026-11-21T05:29:41Z",
 		ConversationID: "conv-R1M1-invite", LeagueID: "league_2025_even_odd", AuthToken: "2dfe77ce5bf3fdc0d5c0e169efecbc10"}
@@ -86,6 +86,19 @@ func BenchmarkDecodeReply(b *testing.B) {
 			for b.Loop() {
 				reply := protocol.New(m.Type())
 				if _, decoded, err := protocol.DecodeResponseInto(body, reply); err != nil || !decoded {
+					b.Fatal(decoded, err)
+				}
+			}
+		})
+		// The same with its strings from a Words that has seen them, as
+		// an agent's client reads the replies of a league.
+		words := protocol.Reading{Words: protocol.NewWords()}
+		b.Run(string(m.Type())+"-words", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				reply := protocol.New(m.Type())
+				if _, decoded, err := words.ResponseInto(body, reply); err != nil || !decoded {
 					b.Fatal(decoded, err)
 				}
 			}
