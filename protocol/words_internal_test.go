@@ -69,6 +69,57 @@ func collidingTexts(t *testing.T, w *Words) (string, string) {
 	return "", ""
 }
 
+// wordsApart returns a Words in which no two of texts share a slot (the
+// seed is random: with 4096 slots, nine texts share one about once in 400
+// tables).
+func wordsApart(t *testing.T, texts ...string) *Words {
+	t.Helper()
+	for range 100 {
+		w, slots := NewWords(), map[uint64]bool{}
+		for _, text := range texts {
+			slots[maphash.String(w.seed, text)%wordsSize] = true
+		}
+		if len(slots) == len(texts) {
+			return w
+		}
+	}
+	t.Fatal("the texts always share a slot")
+	return nil
+}
+
+// TestWordsLonger: a text is not taken for a shorter one its slot holds
+// that it begins with (the length is compared before the bytes).
+func TestWordsLonger(t *testing.T) {
+	is := is.New(t)
+	w := NewWords()
+	for i := 0; ; i++ {
+		short := fmt.Sprintf("conversation-%08d", i)
+		long := short + "-invite"
+		if maphash.String(w.seed, short)%wordsSize != maphash.String(w.seed, long)%wordsSize {
+			continue
+		}
+		is.Equal(w.of([]byte(short)), short)
+		is.Equal(w.of([]byte(long)), long)
+		is.Equal(w.of([]byte(short)), short)
+		return
+	}
+}
+
+// TestWordsAny: a string read as a value of any type comes from the Words
+// too.
+func TestWordsAny(t *testing.T) {
+	is := is.New(t)
+	w := NewWords()
+	read := func() string {
+		s := scanner{b: []byte(`"referee:REF01"`), words: w}
+		v, _ := s.any().(string)
+		return v
+	}
+	a, b := read(), read()
+	is.Equal(a, "referee:REF01")
+	is.True(same(a, b))
+}
+
 // TestWordsConcurrent: goroutines reading the same and colliding texts at
 // once each get their own text (run with -race).
 func TestWordsConcurrent(t *testing.T) {
@@ -99,7 +150,8 @@ func TestWordsDecoding(t *testing.T) {
 		`"message_type":"GAME_INVITATION","sender":"referee:REF01","timestamp":"2026-11-21T05:29:41Z",` +
 		`"conversation_id":"conv-R1M1","auth_token":"0123456789abcdef0123456789abcdef","league_id":"league_2025_even_odd",` +
 		`"round_id":1,"match_id":"R1M1","game_type":"even_odd","role_in_match":"PLAYER_A","opponent_id":"P02"}}`)
-	words := Reading{Words: NewWords()}
+	words := Reading{Words: wordsApart(t, "referee:REF01", "2026-11-21T05:29:41Z", "conv-R1M1",
+		"0123456789abcdef0123456789abcdef", "league_2025_even_odd", "R1M1", "P02", "player:P01", "P01")}
 	in1, ok := words.Request(body)
 	is.True(ok)
 	in2, _ := words.Request(body)
