@@ -97,7 +97,9 @@ func (m *Manager) playRound(ctx context.Context, r int, told *telling, matchTime
 	log := m.log.With(slog.Int("round_id", r))
 	log.LogAttrs(ctx, slog.LevelInfo, "round started", slog.Int("matches", len(ms)))
 
-	var wg sync.WaitGroup
+	// The matches run on the manager's pool: a goroutine kept from the
+	// round before has the stack a match needs, a new one grows it.
+	wg := gopool.Group{Pool: &m.pool}
 	for _, mt := range ms {
 		wg.Go(func() {
 			if told.heard(ctx, mt.A) && told.heard(ctx, mt.B) {
