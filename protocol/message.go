@@ -209,7 +209,7 @@ func SentToAgentInPlay(t MessageType) bool {
 
 // New returns a new empty message struct for t, or nil for an unknown type.
 func New(t MessageType) Message {
-	if info, ok := typeTable[t]; ok {
+	if info, ok := infoOf(t); ok {
 		return info.new()
 	}
 	return nil
@@ -222,13 +222,18 @@ func MessageTypes() []MessageType { return typeOrder[:] }
 // ReplyType is the message type that answers a request of type t, or ""
 // when the answer is a plain acknowledgement (broadcasts, GAME_OVER,
 // GAME_ERROR) or t is not a request.
-func ReplyType(t MessageType) MessageType { return typeTable[t].reply }
+func ReplyType(t MessageType) MessageType {
+	if info, ok := infoOf(t); ok {
+		return info.reply
+	}
+	return ""
+}
 
 // ToolName is the method name we send for a message type: the tool name of
 // api-reference §2 and DESIGN §4 where there is one, else the type itself.
 func ToolName(t MessageType) string {
-	if tool := typeTable[t].tool; tool != "" {
-		return tool
+	if info, ok := infoOf(t); ok && info.tool != "" {
+		return info.tool
 	}
 	return string(t)
 }

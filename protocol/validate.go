@@ -266,7 +266,11 @@ func (v *validator) envelope(e *Envelope, required bool) {
 }
 
 func roleAllowed(t MessageType, r Role) bool {
-	for _, ok := range typeTable[t].senders {
+	info, _ := infoOf(t)
+	if info == nil {
+		return false
+	}
+	for _, ok := range info.senders {
 		if ok == r {
 			return true
 		}

@@ -18,14 +18,16 @@ import (
 
 // Mux routes league requests to handlers. Methods are registered by message
 // type, tool name or alias; aliases are resolved once, at registration, so
-// dispatch is one map lookup. Its ServeMessage is the one path every
+// dispatch is one lookup: a table indexed by message type
+// (protocol.TypeIndex), or a map of the tools for a method that names no
+// message. Its ServeMessage is the one path every
 // network uses.
 //
 // Register every method and the health function before serving: a Mux is
 // not safe to change while it serves.
 type Mux struct {
-	byType  map[protocol.MessageType]Handler
-	byTool  map[string]Handler
+	byType  [protocol.NumTypes]Handler // by protocol.TypeIndex
+	byTool  map[string]Handler         // names that are not message methods
 	health  func() any
 	logger  *slog.Logger
 	timeout time.Duration
@@ -48,7 +50,6 @@ func NewMux(logger *slog.Logger) *Mux {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Mux{
-		byType:  map[protocol.MessageType]Handler{},
 		byTool:  map[string]Handler{},
 		logger:  logger,
 		timeout: DefaultHandlerTimeout,
@@ -105,10 +106,11 @@ func (m *Mux) beyond(dl time.Time) bool {
 // message. Registering the same method twice is a programming error.
 func (m *Mux) Handle(method string, h Handler) {
 	if t, ok := protocol.MethodType(method); ok {
-		if _, dup := m.byType[t]; dup {
+		i, _ := protocol.TypeIndex(t) // MethodType gives canonical types
+		if m.byType[i] != nil {
 			panic("transport: handler for " + string(t) + " registered twice")
 		}
-		m.byType[t] = h
+		m.byType[i] = h
 		return
 	}
 	if method == "" || method == protocol.MethodToolsCall {
@@ -138,8 +140,10 @@ func (m *Mux) Health() any {
 
 // Methods lists the message types and tools served, for diagnostics.
 func (m *Mux) Methods() (types []protocol.MessageType, tools []string) {
-	for t := range m.byType {
-		types = append(types, t)
+	for i, t := range protocol.MessageTypes() {
+		if m.byType[i] != nil {
+			types = append(types, t)
+		}
 	}
 	for n := range m.byTool {
 		tools = append(tools, n)
@@ -299,12 +303,13 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, sh
 // which one. A broadcast shared in process is decoded and validated once
 // for all its recipients (protocol.Broadcast.Shared).
 func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protocol.RPCError) {
-	if shared != nil {
-		if _, tool := m.byTool[r.Method]; !tool {
-			return m.resolveShared(r, shared)
-		}
+	// A tool is never a message method (Handle), so a method that names
+	// a message is not looked up among the tools.
+	typ, known := protocol.MethodType(r.Method)
+	if known && shared != nil {
+		return m.resolveShared(r, typ, shared)
 	}
-	if h, ok := m.byTool[r.Method]; ok {
+	if h, ok := m.byTool[r.Method]; !known && ok {
 		env := new(protocol.Envelope)
 		if r.Params.Kind() == '{' {
 			if err := protocol.DecodeInto(r.Params, env); err != nil {
@@ -317,7 +322,9 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 		r.Env = env
 		return h, nil
 	}
-	typ, known := protocol.MethodType(r.Method)
+	if shared != nil {
+		return nil, methodNotFound(r.Method)
+	}
 	switch r.Params.Kind() {
 	case 0, '{':
 	default:
@@ -356,8 +363,8 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 	if !known {
 		return nil, methodNotFound(r.Method)
 	}
-	h, ok := m.byType[typ]
-	if !ok {
+	h := m.handlerOf(typ)
+	if h == nil {
 		return nil, methodNotFound(r.Method)
 	}
 	var err error
@@ -375,11 +382,7 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 
 // resolveShared resolves a request whose message is a broadcast shared in
 // process, and r.Params its recipient's own members.
-func (m *Mux) resolveShared(r *Request, shared *protocol.Broadcast) (Handler, *protocol.RPCError) {
-	typ, known := protocol.MethodType(r.Method)
-	if !known {
-		return nil, methodNotFound(r.Method)
-	}
+func (m *Mux) resolveShared(r *Request, typ protocol.MessageType, shared *protocol.Broadcast) (Handler, *protocol.RPCError) {
 	msg, err := shared.Shared(typ, r.Params)
 	if msg != nil {
 		// params.message_type decides, as for any request.
@@ -391,12 +394,20 @@ func (m *Mux) resolveShared(r *Request, shared *protocol.Broadcast) (Handler, *p
 	if err != nil {
 		return nil, protocol.ToRPCError(err)
 	}
-	h, ok := m.byType[typ]
-	if !ok {
+	h := m.handlerOf(typ)
+	if h == nil {
 		return nil, methodNotFound(r.Method)
 	}
 	r.Type, r.Msg, r.Env = typ, msg, msg.Env()
 	return h, nil
+}
+
+// handlerOf is the handler registered for message type t, or nil.
+func (m *Mux) handlerOf(t protocol.MessageType) Handler {
+	if i, ok := protocol.TypeIndex(t); ok {
+		return m.byType[i]
+	}
+	return nil
 }
 
 // declaredType is params.message_type, taken from the decoded message when

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -443,6 +444,57 @@ func TestMuxRegistration(t *testing.T) {
 	m.HandleFunc("notify_round", func(context.Context, *transport.Request) (any, error) { return nil, nil })
 	defer func() { is.True(recover() != nil) }() // an alias of a registered type is a duplicate
 	m.HandleFunc("ROUND_ANNOUNCEMENT", func(context.Context, *transport.Request) (any, error) { return nil, nil })
+}
+
+// TestMuxRoutes: a message type is reached by every name of its own
+// (type, tool name, alias) and by no other; a tool by its name; a known
+// type without a handler, or an unknown name, is method not found; a tool
+// cannot be registered twice; Methods lists exactly what was registered.
+func TestMuxRoutes(t *testing.T) {
+	is := is.New(t)
+	m := transport.NewMux(nil)
+	var reached []string
+	handler := func(name string) func(context.Context, *transport.Request) (any, error) {
+		return func(_ context.Context, r *transport.Request) (any, error) {
+			reached = append(reached, name+" "+r.Method+" "+string(r.Type))
+			return map[string]string{"status": "ok"}, nil
+		}
+	}
+	m.HandleFunc(protocol.MethodChooseParity, handler("parity"))
+	m.HandleFunc("receive_game_over", handler("over"))
+	m.HandleFunc("ping", handler("ping"))
+	call := &protocol.ChooseParityCall{
+		Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeChooseParityCall,
+			Sender: "referee:REF01", Timestamp: fixedTime, ConversationID: "conv-r1m1"},
+		MatchID: "R1M1", PlayerID: "P01", GameType: protocol.GameEvenOdd, Deadline: "2025-01-15T10:31:00Z",
+	}
+	params, err := json.Marshal(call)
+	is.NoErr(err)
+	serve := func(method string, params []byte) string {
+		body := `{"jsonrpc":"2.0","method":"` + method + `","params":` + string(params) + `,"id":1}`
+		return string(m.ServeMessage(context.Background(), []byte(body), transport.Peer{}))
+	}
+	ok := `{"jsonrpc":"2.0","result":{"status":"ok"},"id":1}`
+	is.Equal(serve("CHOOSE_PARITY_CALL", params), ok)
+	is.Equal(serve("choose_parity", params), ok)
+	is.Equal(serve("GAME_INVITATION", params), ok) // params.message_type decides
+	is.Equal(serve("ping", []byte("{}")), ok)
+	for _, method := range []string{"GAME_INVITATION", "handle_game_invitation", "nosuch"} {
+		is.Equal(serve(method, []byte("{}")), `{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found: `+method+
+			`","data":{"error_code":"E018","error_description":"INVALID_ENDPOINT","retryable":false}},"id":1}`)
+	}
+	is.Equal(reached, []string{
+		"parity CHOOSE_PARITY_CALL CHOOSE_PARITY_CALL",
+		"parity choose_parity CHOOSE_PARITY_CALL",
+		"parity GAME_INVITATION CHOOSE_PARITY_CALL",
+		"ping ping ",
+	})
+	types, tools := m.Methods()
+	slices.Sort(types)
+	is.Equal(types, []protocol.MessageType{protocol.TypeChooseParityCall, protocol.TypeGameOver})
+	is.Equal(tools, []string{"ping"})
+	defer func() { is.True(recover() != nil) }() // a tool registered twice
+	m.HandleFunc("ping", handler("ping"))
 }
 
 func TestRequestSeenByHandler(t *testing.T) {
