@@ -488,7 +488,7 @@ func (r *refereeRun) reportProblem(rep *protocol.MatchResultReport, over *protoc
 		return fmt.Sprintf("the score gives the winner %s %g points and the loser %g", winner, *w, *l), "", drawn
 	}
 	seeded := "not the number match_seed gives: the referee draws its own"
-	if n == rng.New(matchSeed(matchPlayed), "drawn_number").IntN(10)+1 {
+	if n == rng.IntN(matchSeed(matchPlayed), 10, "drawn_number")+1 {
 		seeded = "the number match_seed gives"
 	}
 	return "", fmt.Sprintf("%s chose %s, %s chose %s, number %d (%s, %s): %s wins, as reported", playerA, choiceA,

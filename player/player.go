@@ -391,7 +391,7 @@ func (p *Player) onParityCall(ctx context.Context, r *transport.Request) (any, e
 	}
 	id := p.answerAsLocked(call.PlayerID)
 	p.mu.Unlock()
-	sit.Rand = rng.New(p.opts.Seed, "player", id, call.MatchID)
+	sit.Rand = new(rng.Gen).Rand(p.opts.Seed, "player", id, call.MatchID)
 	choice := p.opts.Strategy.Choose(sit)
 	p.mu.Lock()
 	if m != nil {

@@ -289,7 +289,7 @@ func (r *Referee) decide(m *match) *protocol.MatchResult {
 		set(&m.a, protocol.ResultWin, protocol.ResultTechnicalLoss, sc.Win, sc.Loss, "PLAYER_A_WIN",
 			fmt.Sprintf("%s failed (%s %s)", m.b.id, m.b.fail.code, m.b.fail.code.Name()))
 	default:
-		n := rng.New(m.seed, "drawn_number").IntN(10) + 1
+		n := rng.IntN(m.seed, 10, "drawn_number") + 1
 		parity := protocol.Odd
 		if n%2 == 0 {
 			parity = protocol.Even

@@ -4,6 +4,7 @@
 package rng
 
 import (
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -24,8 +25,53 @@ func Derive(seed uint64, parts ...string) uint64 {
 
 // New returns a generator for (seed, parts…).
 func New(seed uint64, parts ...string) *rand.Rand {
+	return rand.New(rand.NewPCG(seeds(seed, parts...)))
+}
+
+// Gen holds a generator and its source: one allocation where New makes
+// two.
+type Gen struct {
+	src rand.PCG
+	r   rand.Rand
+}
+
+// Rand seeds g for (seed, parts…) and returns its generator, which draws
+// what New(seed, parts...) draws.
+func (g *Gen) Rand(seed uint64, parts ...string) *rand.Rand {
+	g.src.Seed(seeds(seed, parts...))
+	g.r = *rand.New(&g.src)
+	return &g.r
+}
+
+// seeds are the seeds of the generator's source for (seed, parts…).
+func seeds(seed uint64, parts ...string) (uint64, uint64) {
 	s := Derive(seed, parts...)
-	return rand.New(rand.NewPCG(s, mix(s^0x9e3779b97f4a7c15)))
+	return s, mix(s ^ 0x9e3779b97f4a7c15)
+}
+
+// IntN is New(seed, parts...).IntN(n), the same number, drawn without
+// allocating the generator: what a draw that is made once (a match's
+// number) needs. It panics if n <= 0, as rand.Rand.IntN does.
+func IntN(seed uint64, n int, parts ...string) int {
+	if n <= 0 {
+		panic("rng: invalid argument to IntN")
+	}
+	var src rand.PCG
+	src.Seed(seeds(seed, parts...))
+	// math/rand/v2's bounded draw (Rand.uint64n), which every platform
+	// computes alike: Lemire's multiply, the rare biased product redrawn.
+	u := uint64(n)
+	if u&(u-1) == 0 {
+		return int(src.Uint64() & (u - 1))
+	}
+	hi, lo := bits.Mul64(src.Uint64(), u)
+	if lo < u {
+		thresh := -u % u
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), u)
+		}
+	}
+	return int(hi)
 }
 
 // mix is SplitMix64's finaliser: it spreads every input bit over the output.

@@ -1,6 +1,8 @@
 package rng_test
 
 import (
+	"math"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 
@@ -31,4 +33,33 @@ func TestUniform(t *testing.T) {
 	for v := 1; v <= 10; v++ {
 		is.True(counts[v] > n/10-600 && counts[v] < n/10+600) // within ~6 sigma of n/10
 	}
+}
+
+// TestIntN: IntN draws what New's generator draws first, for bounds that
+// are powers of two, small, and large enough that the redraw happens.
+func TestIntN(t *testing.T) {
+	is := is.New(t)
+	bounds := []int{1, 2, 3, 7, 10, 16, 1000, 1<<31 + 1, 1<<62 + 1, 3 << 61, math.MaxInt}
+	for seed := range uint64(2000) {
+		for _, n := range bounds {
+			is.Equal(rng.IntN(seed, n, "R1M1", "drawn_number"), rng.New(seed, "R1M1", "drawn_number").IntN(n))
+		}
+	}
+	is.Equal(testing.AllocsPerRun(10, func() { rng.IntN(7, 10, "drawn_number") }), 0.0)
+}
+
+// TestGen: a Gen's generator draws what New's draws, again after it is
+// seeded anew, and a new Gen with its generator is one allocation.
+func TestGen(t *testing.T) {
+	is := is.New(t)
+	var g rng.Gen
+	for seed := range uint64(50) {
+		r, want := g.Rand(seed, "player", "P01", "R1M1"), rng.New(seed, "player", "P01", "R1M1")
+		for range 20 {
+			is.Equal(r.Uint64(), want.Uint64())
+		}
+	}
+	var sink *rand.Rand
+	is.Equal(testing.AllocsPerRun(10, func() { sink = new(rng.Gen).Rand(7, "x") }), 1.0)
+	is.True(sink != nil)
 }
