@@ -150,9 +150,9 @@ func (a *Addressed) Own() jsontext.Value {
 // Because validation does not look at auth_token, the error is the one
 // decoding and validating the whole message would give; a broadcast whose
 // type is not t (which our callers never send) is decoded for this
-// recipient alone.
-func (b *Broadcast) Shared(t MessageType, own jsontext.Value) (Message, error) {
-	token, ok := ownToken(own)
+// recipient alone. The token's string is taken from words (nil: allocated).
+func (b *Broadcast) Shared(t MessageType, own jsontext.Value, words *Words) (Message, error) {
+	token, ok := ownToken(own, words)
 	if !ok {
 		var err error
 		if token, err = decodeOwnToken(own); err != nil {
@@ -201,7 +201,7 @@ func decodeOwnToken(own []byte) (string, error) {
 // ownToken reads the token of Own's bytes as Own writes them, a token of
 // plain ASCII ({"auth_token":"tok…"}), without a decoder; ok is false for
 // anything else, which the decoder reads.
-func ownToken(own []byte) (string, bool) {
+func ownToken(own []byte, words *Words) (string, bool) {
 	const prefix, suffix = tokenMember + `"`, `"}`
 	if len(own) < len(prefix)+len(suffix) || string(own[:len(prefix)]) != prefix ||
 		string(own[len(own)-len(suffix):]) != suffix {
@@ -211,5 +211,5 @@ func ownToken(own []byte) (string, bool) {
 	if !plainASCII(t) {
 		return "", false
 	}
-	return string(t), true
+	return words.of(t), true
 }

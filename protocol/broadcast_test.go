@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/matryer/is"
 
@@ -123,7 +124,7 @@ func TestBroadcastShared(t *testing.T) {
 	var got []*protocol.LeagueStandingsUpdate
 	for _, token := range []string{"tok-1", "tok-2"} {
 		a := b.To(token)
-		m, err := b.Shared(protocol.TypeLeagueStandingsUpdate, a.Own())
+		m, err := b.Shared(protocol.TypeLeagueStandingsUpdate, a.Own(), nil)
 		is.NoErr(err)
 		want, err := protocol.DecodeMessage(protocol.TypeLeagueStandingsUpdate, a.Encoded())
 		is.NoErr(err)
@@ -148,7 +149,7 @@ func TestBroadcastSharedInvalid(t *testing.T) {
 	wantErr := protocol.Validate(want)
 	is.True(wantErr != nil)
 	for range 2 {
-		_, err := b.Shared(protocol.TypeLeagueStandingsUpdate, a.Own())
+		_, err := b.Shared(protocol.TypeLeagueStandingsUpdate, a.Own(), nil)
 		is.Equal(err, wantErr)
 	}
 }
@@ -160,11 +161,30 @@ func TestBroadcastSharedAsAnotherType(t *testing.T) {
 	b, err := protocol.NewBroadcast(standingsUpdate(twoRows...))
 	is.NoErr(err)
 	a := b.To("tok-1")
-	m, err := b.Shared(protocol.TypeRoundCompleted, a.Own())
+	m, err := b.Shared(protocol.TypeRoundCompleted, a.Own(), nil)
 	want, wantErr := protocol.DecodeMessage(protocol.TypeRoundCompleted, a.Encoded())
 	is.NoErr(wantErr)
 	is.Equal(err, protocol.Validate(want))
 	is.Equal(m, want)
+}
+
+// TestBroadcastSharedWords: a recipient's token read with a Words is the
+// string read before, not a new one.
+func TestBroadcastSharedWords(t *testing.T) {
+	is := is.New(t)
+	b, err := protocol.NewBroadcast(standingsUpdate(twoRows...))
+	is.NoErr(err)
+	words := protocol.NewWords()
+	own := b.To("tok-1").Own()
+	m1, err := b.Shared(protocol.TypeLeagueStandingsUpdate, own, words)
+	is.NoErr(err)
+	m2, err := b.Shared(protocol.TypeLeagueStandingsUpdate, own, words)
+	is.NoErr(err)
+	is.Equal(m2.Env().AuthToken, "tok-1")
+	is.Equal(unsafe.StringData(m1.Env().AuthToken), unsafe.StringData(m2.Env().AuthToken))
+	m3, err := b.Shared(protocol.TypeLeagueStandingsUpdate, own, nil)
+	is.NoErr(err)
+	is.True(unsafe.StringData(m3.Env().AuthToken) != unsafe.StringData(m2.Env().AuthToken)) // nil: allocated
 }
 
 // TestBroadcastSharedOwnBytes: the recipient's own members are read the
@@ -188,13 +208,16 @@ func TestBroadcastSharedOwnBytes(t *testing.T) {
 	} {
 		t.Run(own, func(t *testing.T) {
 			is := is.New(t)
-			m, err := b.Shared(protocol.TypeLeagueStandingsUpdate, []byte(own))
-			if !json.Valid([]byte(own)) || strings.Count(own, "auth_token") > 1 {
-				is.True(err != nil)
-				return
+			words := protocol.NewWords()
+			for _, w := range []*protocol.Words{nil, words, words} { // the last one reads it again
+				m, err := b.Shared(protocol.TypeLeagueStandingsUpdate, []byte(own), w)
+				if !json.Valid([]byte(own)) || strings.Count(own, "auth_token") > 1 {
+					is.True(err != nil)
+					return
+				}
+				is.NoErr(err)
+				is.Equal(m.Env().AuthToken, want)
 			}
-			is.NoErr(err)
-			is.Equal(m.Env().AuthToken, want)
 		})
 	}
 }

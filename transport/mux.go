@@ -383,12 +383,12 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 // resolveShared resolves a request whose message is a broadcast shared in
 // process, and r.Params its recipient's own members.
 func (m *Mux) resolveShared(r *Request, typ protocol.MessageType, shared *protocol.Broadcast) (Handler, *protocol.RPCError) {
-	msg, err := shared.Shared(typ, r.Params)
+	msg, err := shared.Shared(typ, r.Params, m.reading.Words)
 	if msg != nil {
 		// params.message_type decides, as for any request.
 		if t, ok := protocol.MethodType(string(msg.Env().MessageType)); ok && t != typ {
 			typ = t
-			msg, err = shared.Shared(typ, r.Params)
+			msg, err = shared.Shared(typ, r.Params, m.reading.Words)
 		}
 	}
 	if err != nil {
