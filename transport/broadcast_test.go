@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/matryer/is"
 
@@ -70,6 +71,45 @@ func TestBroadcast(t *testing.T) {
 		enc, err := transport.EncodeParams(announcement)
 		is.NoErr(err)
 		is.Equal(st.Bytes, uint64(a.Len()+len(enc))) // as sent, shared or not
+	})
+}
+
+// TestBroadcastSharedWords: a Mux that shares a Words reads a recipient's
+// token of two broadcasts as one string, on every network (on the bus the
+// shared path reads only the token), and one without reads it anew.
+func TestBroadcastSharedWords(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		c := n.Client(5 * time.Second)
+		k := 0
+		// same sends two broadcasts to one recipient and reports whether
+		// its handler saw their tokens as one string.
+		same := func(words *protocol.Words) bool {
+			k++
+			m := transport.NewMux(nil)
+			m.ShareWords(words)
+			var tokens []string
+			m.HandleFunc(protocol.MethodUpdateStandings, func(ctx context.Context, r *transport.Request) (any, error) {
+				tokens = append(tokens, r.Env.AuthToken)
+				return nil, nil
+			})
+			ep := n.Serve(t, fmt.Sprintf("words-%d", k), m)
+			for range 2 {
+				b, err := protocol.NewBroadcast(standingsUpdate())
+				is.NoErr(err)
+				is.NoErr(c.Call(context.Background(), ep, protocol.MethodUpdateStandings, b.To("tok-P01"), nil))
+			}
+			is.Equal(tokens, []string{"tok-P01", "tok-P01"})
+			return unsafe.StringData(tokens[0]) == unsafe.StringData(tokens[1])
+		}
+		is.True(!same(nil)) // read anew
+		shared := false
+		for range 5 { // a table whose slot of the token no other word of the request took
+			if shared = same(protocol.NewWords()); shared {
+				break
+			}
+		}
+		is.True(shared)
 	})
 }
 

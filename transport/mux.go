@@ -18,10 +18,9 @@ import (
 
 // Mux routes league requests to handlers. Methods are registered by message
 // type, tool name or alias; aliases are resolved once, at registration, so
-// dispatch is one lookup: a table indexed by message type
-// (protocol.TypeIndex), or a map of the tools for a method that names no
-// message. Its ServeMessage is the one path every
-// network uses.
+// a message's handler is found in a table indexed by message type
+// (protocol.TypeIndex) and a tool's in a map, by a method that names no
+// message. Its ServeMessage is the one path every network uses.
 //
 // Register every method and the health function before serving: a Mux is
 // not safe to change while it serves.
@@ -103,10 +102,17 @@ func (m *Mux) beyond(dl time.Time) bool {
 
 // Handle registers h for method: a message type or any of its aliases
 // (which all then reach h), or the name of a tool that is not a league
-// message. Registering the same method twice is a programming error.
+// message. Registering the same method twice, or a nil handler, is a
+// programming error.
 func (m *Mux) Handle(method string, h Handler) {
+	if h == nil {
+		panic("transport: nil handler for " + method)
+	}
 	if t, ok := protocol.MethodType(method); ok {
-		i, _ := protocol.TypeIndex(t) // MethodType gives canonical types
+		i, ok := protocol.TypeIndex(t) // MethodType gives canonical types
+		if !ok {
+			panic("transport: no index for message type " + string(t))
+		}
 		if m.byType[i] != nil {
 			panic("transport: handler for " + string(t) + " registered twice")
 		}

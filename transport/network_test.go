@@ -493,8 +493,17 @@ func TestMuxRoutes(t *testing.T) {
 	slices.Sort(types)
 	is.Equal(types, []protocol.MessageType{protocol.TypeChooseParityCall, protocol.TypeGameOver})
 	is.Equal(tools, []string{"ping"})
-	defer func() { is.True(recover() != nil) }() // a tool registered twice
-	m.HandleFunc("ping", handler("ping"))
+	for _, method := range []string{"GAME_OVER", "ping", "new_tool"} {
+		func() {
+			defer func() { is.True(recover() != nil) }() // registered twice, or nil
+			if method == "new_tool" {
+				m.Handle(method, nil)
+			}
+			m.HandleFunc(method, handler(method))
+		}()
+	}
+	types, tools = m.Methods()
+	is.Equal(len(types)+len(tools), 3) // nothing registered by a panicking call
 }
 
 func TestRequestSeenByHandler(t *testing.T) {
