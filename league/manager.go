@@ -136,7 +136,8 @@ type Manager struct {
 	log    *slog.Logger
 	clock  func() time.Time
 
-	// pool runs the manager's calls on goroutines kept between them.
+	// pool runs the manager's calls, and a round's matches, on goroutines
+	// kept between them.
 	pool gopool.Pool
 	// closedDone is the done channel of every counted match.
 	closedDone chan struct{}

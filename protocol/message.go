@@ -4,6 +4,8 @@
 // library and the JSON codec.
 package protocol
 
+import "slices"
+
 // Version is the only protocol value this implementation speaks.
 const Version = "league.v2"
 
@@ -217,7 +219,7 @@ func New(t MessageType) Message {
 
 // MessageTypes lists every message type New knows, in the order of the spec
 // summary table followed by the three extra types.
-func MessageTypes() []MessageType { return typeOrder[:] }
+func MessageTypes() []MessageType { return slices.Clone(typeOrder[:]) }
 
 // ReplyType is the message type that answers a request of type t, or ""
 // when the answer is a plain acknowledgement (broadcasts, GAME_OVER,

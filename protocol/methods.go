@@ -123,7 +123,7 @@ func TypeIndex(t MessageType) (int, bool) {
 	return 0, false
 }
 
-// infoOf is t's row of typeTable.
+// infoOf is t's row of typeInfos (typeTable's, in typeOrder).
 func infoOf(t MessageType) (*typeInfo, bool) {
 	if i, ok := TypeIndex(t); ok {
 		return &typeInfos[i], true

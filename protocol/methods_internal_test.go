@@ -34,3 +34,16 @@ func TestTypeIndex(t *testing.T) {
 		is.Equal(ToolName(MessageType(name)), name)
 	}
 }
+
+// TestCheckByName: every message type's checks are called by name, so
+// that validating it does not allocate its validator, and give what the
+// interface call gives.
+func TestCheckByName(t *testing.T) {
+	is := is.New(t)
+	for _, typ := range MessageTypes() {
+		var byName, other validator
+		is.True(checkByName(New(typ), &byName)) // named
+		checkOther(New(typ), &other)
+		is.Equal(byName.fields, other.fields)
+	}
+}

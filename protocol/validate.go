@@ -243,10 +243,18 @@ func validate(m Message, envelopeRequired bool) error {
 	return v.err()
 }
 
-// checkMessage runs m's own checks. Each type is called by name: through
-// the interface, whose callee the compiler cannot see, v would be
-// allocated for every message validated.
+// checkMessage runs m's own checks.
 func checkMessage(m Message, v *validator) {
+	if !checkByName(m, v) {
+		checkOther(m, v)
+	}
+}
+
+// checkByName runs the checks of m's type called by name, and reports
+// false for a type it does not name. Through the interface, whose callee
+// the compiler cannot see, v would be allocated for every message
+// validated.
+func checkByName(m Message, v *validator) bool {
 	switch m := m.(type) {
 	case *RefereeRegisterRequest:
 		m.check(v)
@@ -291,8 +299,9 @@ func checkMessage(m Message, v *validator) {
 	case *MatchResultReportAck:
 		m.check(v)
 	default:
-		checkOther(m, v)
+		return false
 	}
+	return true
 }
 
 // checkOther runs the checks of a type checkMessage does not name, on a

@@ -29,7 +29,9 @@ func New(seed uint64, parts ...string) *rand.Rand {
 }
 
 // Gen holds a generator and its source: one allocation where New makes
-// two.
+// two. Its generator draws from the Gen's own source, so a Gen must not be
+// copied once Rand was called, and Rand seeds it anew for whoever still
+// draws from it: one Gen a generator.
 type Gen struct {
 	src rand.PCG
 	r   rand.Rand
