@@ -315,18 +315,10 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 	if known && shared != nil {
 		return m.resolveShared(r, typ, shared)
 	}
-	if h, ok := m.byTool[r.Method]; !known && ok {
-		env := new(protocol.Envelope)
-		if r.Params.Kind() == '{' {
-			if err := protocol.DecodeInto(r.Params, env); err != nil {
-				return nil, protocol.ToRPCError(err)
-			}
-			if err := protocol.ValidateEnvelope(env); err != nil {
-				return nil, protocol.ToRPCError(err)
-			}
+	if !known {
+		if h, ok := m.byTool[r.Method]; ok {
+			return resolveTool(r, h)
 		}
-		r.Env = env
-		return h, nil
 	}
 	if shared != nil {
 		return nil, methodNotFound(r.Method)
@@ -383,6 +375,22 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 		return nil, protocol.ToRPCError(err)
 	}
 	r.Type, r.Msg, r.Env = typ, msg, msg.Env()
+	return h, nil
+}
+
+// resolveTool gives r, a call of tool h, the envelope fields its params
+// hold.
+func resolveTool(r *Request, h Handler) (Handler, *protocol.RPCError) {
+	env := new(protocol.Envelope)
+	if r.Params.Kind() == '{' {
+		if err := protocol.DecodeInto(r.Params, env); err != nil {
+			return nil, protocol.ToRPCError(err)
+		}
+		if err := protocol.ValidateEnvelope(env); err != nil {
+			return nil, protocol.ToRPCError(err)
+		}
+	}
+	r.Env = env
 	return h, nil
 }
 
