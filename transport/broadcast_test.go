@@ -153,3 +153,51 @@ func standingsUpdate() *protocol.LeagueStandingsUpdate {
 		},
 	}
 }
+
+// TestBroadcastDeclaredType: a broadcast sent under a method that names
+// another message type is served as its params.message_type says, as any
+// request is, and one whose message_type names no message is refused with
+// E002; the networks agree byte for byte (on the bus it takes the shared
+// path, over HTTP the plain one).
+func TestBroadcastDeclaredType(t *testing.T) {
+	var replies []string
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		m := transport.NewMux(nil)
+		got := make(chan protocol.Message, 1)
+		m.HandleFunc(protocol.MethodUpdateStandings, func(ctx context.Context, r *transport.Request) (any, error) {
+			is.Equal(r.Type, protocol.TypeLeagueStandingsUpdate)
+			got <- r.Msg
+			return nil, nil
+		})
+		m.HandleFunc(protocol.MethodNotifyRound, func(context.Context, *transport.Request) (any, error) {
+			t.Error("the method's type served a message that declares another")
+			return nil, nil
+		})
+		ep := n.Serve(t, "p", m)
+		c := n.Client(5 * time.Second)
+
+		b, err := protocol.NewBroadcast(standingsUpdate())
+		is.NoErr(err)
+		a := b.To("tok-P01")
+		is.NoErr(c.Call(context.Background(), ep, protocol.MethodNotifyRound, a, nil))
+		want, err := protocol.DecodeMessage(protocol.TypeLeagueStandingsUpdate, a.Encoded())
+		is.NoErr(err)
+		is.Equal(<-got, want)
+
+		unknown := standingsUpdate()
+		unknown.MessageType = "NO_SUCH_MESSAGE"
+		b, err = protocol.NewBroadcast(unknown)
+		is.NoErr(err)
+		err = c.Call(context.Background(), ep, protocol.MethodNotifyRound, b.To("tok-P01"), nil)
+		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat)
+		e, ok := errors.AsType[*transport.Error](err)
+		is.True(ok && e.RPC != nil)
+		replies = append(replies, fmt.Sprint(e.RPC.Code, e.RPC.Message, string(e.RPC.Data)))
+	})
+	for _, r := range replies[1:] {
+		if r != replies[0] {
+			t.Errorf("the networks differ:\n%s\n%s", replies[0], r)
+		}
+	}
+}

@@ -346,9 +346,7 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 	if declared := m.declaredType(msg, r.Params); declared != "" && declared != typ {
 		t, ok := protocol.MethodType(string(declared))
 		if !ok {
-			return nil, protocol.ToRPCError(&protocol.Error{Code: protocol.ErrInvalidMessageFormat,
-				Detail: fmt.Sprintf("message_type: unknown message type %q", protocol.Clip(string(declared))),
-				Fields: nil})
+			return nil, unknownType(declared)
 		}
 		if t != typ {
 			typ, known = t, true
@@ -399,10 +397,16 @@ func resolveTool(r *Request, h Handler) (Handler, *protocol.RPCError) {
 func (m *Mux) resolveShared(r *Request, typ protocol.MessageType, shared *protocol.Broadcast) (Handler, *protocol.RPCError) {
 	msg, err := shared.Shared(typ, r.Params, m.reading.Words)
 	if msg != nil {
-		// params.message_type decides, as for any request.
-		if t, ok := protocol.MethodType(string(msg.Env().MessageType)); ok && t != typ {
-			typ = t
-			msg, err = shared.Shared(typ, r.Params, m.reading.Words)
+		// params.message_type decides, as for any request (resolve).
+		if declared := msg.Env().MessageType; declared != "" && declared != typ {
+			t, ok := protocol.MethodType(string(declared))
+			if !ok {
+				return nil, unknownType(declared)
+			}
+			if t != typ {
+				typ = t
+				msg, err = shared.Shared(typ, r.Params, m.reading.Words)
+			}
 		}
 	}
 	if err != nil {
@@ -414,6 +418,13 @@ func (m *Mux) resolveShared(r *Request, typ protocol.MessageType, shared *protoc
 	}
 	r.Type, r.Msg, r.Env = typ, msg, msg.Env()
 	return h, nil
+}
+
+// unknownType is the error for a params.message_type that names no
+// message.
+func unknownType(declared protocol.MessageType) *protocol.RPCError {
+	return protocol.ToRPCError(&protocol.Error{Code: protocol.ErrInvalidMessageFormat,
+		Detail: fmt.Sprintf("message_type: unknown message type %q", protocol.Clip(string(declared)))})
 }
 
 // handlerOf is the handler registered for message type t, or nil.
