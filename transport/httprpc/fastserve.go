@@ -6,7 +6,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"net/http"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -42,6 +45,7 @@ type fastServer struct {
 	ln      net.Listener
 	srv     transport.MessageServer
 	cfg     ServerConfig
+	logger  *slog.Logger
 	handoff *handoffListener // to the net/http server
 	ctx     context.Context  // the handlers'; ended by Close
 	cancel  context.CancelFunc
@@ -64,10 +68,11 @@ type fastServer struct {
 
 // fastConn is one connection on the fast path.
 type fastConn struct {
-	nc   net.Conn
-	sr   *sockReader
-	br   *bufio.Reader
-	wbuf []byte
+	nc       net.Conn
+	accepted time.Time
+	sr       *sockReader
+	br       *bufio.Reader
+	wbuf     []byte
 	// body and reply are the buffers of a request's body and of its reply
 	// when the server appends its replies (fastServer.appends).
 	body, reply []byte
@@ -100,10 +105,13 @@ type fastConn struct {
 // watch (adding a timer wakes a sleeping network poller).
 const watchAfter = 5 * time.Millisecond
 
-func newFastServer(ln net.Listener, srv transport.MessageServer, cfg ServerConfig) *fastServer {
+func newFastServer(ln net.Listener, srv transport.MessageServer, cfg ServerConfig, logger *slog.Logger) *fastServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	appends, _ := srv.(transport.AppendingServer)
-	return &fastServer{ln: ln, srv: srv, cfg: cfg, ctx: ctx, cancel: cancel, inOrder: servesInOrder(srv),
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &fastServer{ln: ln, srv: srv, cfg: cfg, logger: logger, ctx: ctx, cancel: cancel, inOrder: servesInOrder(srv),
 		appends: appends, handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]struct{}{}, wake: make(chan struct{}, 1)}
 }
 
@@ -122,7 +130,7 @@ func (s *fastServer) serve() {
 			return
 		}
 		delay = 0
-		c := &fastConn{nc: nc, peer: peerAt(nc.RemoteAddr().String())}
+		c := &fastConn{nc: nc, peer: peerAt(nc.RemoteAddr().String()), accepted: time.Now()}
 		s.mu.Lock()
 		if s.draining {
 			s.mu.Unlock()
@@ -184,6 +192,11 @@ func (s *fastServer) watchLong(now time.Time) (busy bool) {
 		busy = true
 		if c.inCall && !c.watching && now.Sub(c.since) >= watchAfter {
 			c.watching = true
+			// The watch reads past the deadline the request was read
+			// under (the header or the read timeout), which may end
+			// during the handler: until unwatch, under s.mu as here,
+			// moves it.
+			_ = c.nc.SetReadDeadline(time.Time{})
 			go c.watchClient()
 		}
 		if c.inCall && c.req != nil && !now.Before(c.req.until) {
@@ -246,18 +259,24 @@ func (s *fastServer) serveConn(c *fastConn) {
 	for {
 		// Between requests: the idle timeout (the header timeout before
 		// the first, as net/http).
-		wait := s.cfg.IdleTimeout
+		wait, from := s.cfg.IdleTimeout, time.Now()
 		if first {
-			wait = s.cfg.ReadHeaderTimeout
+			wait, from = s.cfg.ReadHeaderTimeout, c.accepted
 		}
-		first = false
-		if err := c.nc.SetReadDeadline(time.Now().Add(wait)); err != nil {
+		if err := c.nc.SetReadDeadline(from.Add(wait)); err != nil {
 			return
 		}
 		if _, err := c.br.Peek(1); err != nil {
 			return
 		}
+		// A head's timeouts run from its first byte, but a connection's
+		// first from its accept, as net/http's: waiting for the first byte
+		// does not give a slow client the header timeout twice.
 		start := time.Now()
+		if first {
+			start = c.accepted
+		}
+		first = false
 		if !s.begin(c) {
 			return // stopping: the request is not read, and the client may retry it
 		}
@@ -281,8 +300,8 @@ func (s *fastServer) serveConn(c *fastConn) {
 				return
 			}
 		}
-		body := s.bodyBuffer(c, head.length)
-		if _, err := io.ReadFull(c.br, body); err != nil {
+		body, err := s.readBody(c, head.length)
+		if err != nil {
 			return // the client went away or was too slow: nobody to answer
 		}
 		// The write timeout runs from here, the handler included, as in
@@ -298,45 +317,86 @@ func (s *fastServer) serveConn(c *fastConn) {
 		}
 		began := s.call(c, req)
 		writeBy := began.Add(s.cfg.WriteTimeout)
-		reply := s.serveBody(ctx, c, body)
+		reply, served := s.serveBody(ctx, c, body)
 		if req != nil {
 			req.end(context.Canceled) // as the Mux's timer context ended when its handler returned
 		}
 		// A client gone during the handler leaves the connection's
 		// context ended: the answer, if it can be sent, is the last.
 		last := s.unwatch(c) || head.close || c.ctx.Err() != nil
+		if !served {
+			return // it panicked: the connection closes unanswered, as net/http's
+		}
 		if !s.writeResponse(c, reply, last, writeBy) || last || !s.end(c) {
 			return
 		}
 	}
 }
 
-// bodyBuffer is a buffer of n bytes for a request's body on c: c's own
-// when the server keeps nothing of a body, a new one otherwise.
-func (s *fastServer) bodyBuffer(c *fastConn, n int64) []byte {
+// readBody reads a request's body of n bytes on c: into c's own buffer
+// when the server keeps nothing of a body and it fits, else into a new one
+// (readSized), which grows as the body comes rather than as its head
+// announced it.
+func (s *fastServer) readBody(c *fastConn, n int64) ([]byte, error) {
 	if s.appends == nil || n > keptConnBuf {
-		return make([]byte, n)
+		return readSized(c.br, n, int64(c.br.Buffered()))
 	}
 	c.body = slices.Grow(c.body[:0], int(n))[:n]
-	return c.body
+	_, err := io.ReadFull(c.br, c.body)
+	return c.body, err
+}
+
+// readSized reads exactly n bytes from r into a buffer that starts at
+// the larger of sizedFrom and have (bytes known to be there already), at
+// most n, and doubles as the bytes come. A body that ends early is
+// io.ErrUnexpectedEOF, as io.ReadFull says.
+func readSized(r io.Reader, n, have int64) ([]byte, error) {
+	b := make([]byte, 0, min(n, max(sizedFrom, have)))
+	for int64(len(b)) < n {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, int(min(n, 2*int64(cap(b)))-int64(len(b))))
+		}
+		m, err := r.Read(b[len(b):min(int64(cap(b)), n)])
+		b = b[:len(b)+m]
+		if err != nil && int64(len(b)) < n {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 // serveBody serves one body on c and returns the reply, nil when there is
 // nothing to answer. A server that appends its replies appends them to
 // c's buffer, which the reply leaves there for the next one unless it has
-// grown past keptConnBuf.
-func (s *fastServer) serveBody(ctx context.Context, c *fastConn, body []byte) []byte {
+// grown past keptConnBuf. served is false when the server panicked: the
+// panic is logged and ends only this connection (net/http's does the
+// same), for a bug that a peer's bytes reach must not end the process.
+func (s *fastServer) serveBody(ctx context.Context, c *fastConn, body []byte) (reply []byte, served bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				s.logger.LogAttrs(ctx, slog.LevelError, "panic serving a request",
+					slog.String("peer", c.nc.RemoteAddr().String()), slog.Any("panic", p),
+					slog.String("stack", string(debug.Stack())))
+			}
+			c.reply = nil // in whatever state the panic left it
+			reply, served = nil, false
+		}
+	}()
 	if s.appends == nil {
-		return s.srv.ServeMessage(ctx, body, c.peer)
+		return s.srv.ServeMessage(ctx, body, c.peer), true
 	}
-	reply := s.appends.AppendMessage(ctx, c.reply[:0], body, c.peer)
+	reply = s.appends.AppendMessage(ctx, c.reply[:0], body, c.peer)
 	if cap(reply) <= keptConnBuf {
 		c.reply = reply[:0]
 	}
 	if len(reply) == 0 {
-		return nil
+		return nil, true
 	}
-	return reply
+	return reply, true
 }
 
 // keptConnBuf is the largest body or reply buffer a connection keeps: a
@@ -468,8 +528,9 @@ func (s *fastServer) readHead(br *bufio.Reader, beforeWait func() error) (h fast
 			buf = buf[:i+4]
 			break
 		}
-		if n >= fastReadBuf || !bytes.HasPrefix(buf, []byte(fastRequestLine)[:min(n, len(fastRequestLine))]) {
-			return h, false, nil
+		if n >= fastReadBuf || !bytes.HasPrefix(buf, []byte(fastRequestLine)[:min(n, len(fastRequestLine))]) ||
+			bareLF(buf) {
+			return h, false, nil // net/http's (a bare LF ends no head of the fast path's)
 		}
 		if !waited {
 			if err := beforeWait(); err != nil {
@@ -482,6 +543,21 @@ func (s *fastServer) readHead(br *bufio.Reader, beforeWait func() error) (h fast
 	}
 	h, ok = parseFastHead(buf, s.cfg.MaxBodyBytes)
 	return h, ok, nil
+}
+
+// bareLF reports whether b holds a line feed without its carriage return.
+func bareLF(b []byte) bool {
+	for i := bytes.IndexByte(b, '\n'); i >= 0; {
+		if i == 0 || b[i-1] != '\r' {
+			return true
+		}
+		j := bytes.IndexByte(b[i+1:], '\n')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // parseFastHead parses a complete request head (CRLF line ends, the blank
@@ -695,6 +771,16 @@ type replayConn struct {
 }
 
 func (c *replayConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// CloseWrite shuts the connection's sending side, as net/http does before
+// it closes a connection whose request it refused unread: the client sees
+// the end of the answer at once, not a reset or a wait.
+func (c *replayConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
 
 // handoffListener is the net/http server's listener: the connections the
 // fast path gives it.

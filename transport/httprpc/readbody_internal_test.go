@@ -1,6 +1,7 @@
 package httprpc
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -28,4 +29,39 @@ func TestReadBody(t *testing.T) {
 		_, err := readBody(iotest.TimeoutReader(strings.NewReader(body)), 500, 1<<20)
 		is.True(err != nil)
 	})
+}
+
+// TestReadBodyGrowsAsItComes: an announced length claims at most sizedFrom
+// bytes before the body comes, and a long body still arrives whole, with
+// what follows it left unread by readSized.
+func TestReadBodyGrowsAsItComes(t *testing.T) {
+	is := is.New(t)
+	const announced = 1 << 20
+	b, err := readBody(strings.NewReader("{"), announced, announced)
+	is.NoErr(err) // shorter than announced: the caller's reader says so
+	is.Equal(string(b), "{")
+	is.True(cap(b) <= sizedFrom)
+
+	b, err = readSized(strings.NewReader("{"), announced, 1)
+	is.Equal(err, io.ErrUnexpectedEOF)
+	is.Equal(string(b), "{")
+	is.True(cap(b) <= sizedFrom)
+
+	long := strings.Repeat("0123456789", 30_000) // 300,000 bytes: grown four times
+	b, err = readBody(iotest.HalfReader(strings.NewReader(long)), int64(len(long)), announced)
+	is.NoErr(err)
+	is.Equal(string(b), long)
+
+	r := strings.NewReader(long + "next request")
+	b, err = readSized(iotest.HalfReader(r), int64(len(long)), 0)
+	is.NoErr(err)
+	is.Equal(string(b), long)
+	rest, err := io.ReadAll(r)
+	is.NoErr(err)
+	is.Equal(string(rest), "next request") // not read past the body
+
+	b, err = readSized(strings.NewReader("abc"), 3, 70_000) // what is buffered sizes it, up to n
+	is.NoErr(err)
+	is.Equal(string(b), "abc")
+	is.Equal(cap(b), 3)
 }

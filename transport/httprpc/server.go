@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -161,7 +162,17 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 			writeRaw(w, http.StatusRequestEntityTooLarge, protocol.AppendError(nil, nil, e))
 			return
 		}
-		// The client went away or was too slow: there is nobody to answer.
+		if _, ok := errors.AsType[net.Error](err); ok || errors.Is(err, io.ErrUnexpectedEOF) {
+			// The client went away or was too slow: there is nobody to
+			// answer, and the connection closes, as on the fast path
+			// (net/http would answer a handler that writes nothing 200).
+			panic(http.ErrAbortHandler)
+		}
+		// Framing that cannot be read (a malformed chunk): 400, and the
+		// connection closes, for the next request's start is unknown.
+		e := protocol.NewRPCError(protocol.CodeInvalidRequest, "Invalid Request: unreadable body: "+protocol.Clip(err.Error()))
+		w.Header().Set("Connection", "close")
+		writeRaw(w, http.StatusBadRequest, protocol.AppendError(nil, nil, e))
 		return
 	}
 	reply := h.srv.ServeMessage(r.Context(), body, peerOf(r))
@@ -301,7 +312,7 @@ func Serve(addr string, srv transport.MessageServer, cfg ServerConfig, logger *s
 func ServeOn(ln net.Listener, srv transport.MessageServer, cfg ServerConfig, logger *slog.Logger) *Listener {
 	cfg = cfg.withDefaults()
 	l := &Listener{ln: ln, endpoint: EndpointFor(ln.Addr()), done: make(chan struct{})}
-	l.fast = newFastServer(ln, srv, cfg)
+	l.fast = newFastServer(ln, srv, cfg, logger)
 	l.srv = NewServer(ln.Addr().String(), NewHandler(srv, cfg), cfg, logger)
 	l.srv.ConnState = l.active.connState
 	var loops sync.WaitGroup
@@ -370,13 +381,22 @@ func (l *Listener) Close() error {
 }
 
 // readBody reads a body whose length, when known (n >= 0) and within
-// limit, sizes the buffer at once instead of growing it by doubling.
+// limit, sizes the buffer instead of growing it from nothing, up to
+// sizedFrom bytes at once: an announced length is not memory claimed
+// before the body comes.
 func readBody(r io.Reader, n, limit int64) ([]byte, error) {
 	if n < 0 || n > limit {
 		return io.ReadAll(r)
 	}
-	b := make([]byte, 0, n+1) // +1: the read that finds the end
+	b := make([]byte, 0, min(n+1, sizedFrom)) // +1: the read that finds the end
 	for {
+		if len(b) == cap(b) {
+			if int64(len(b)) > n {
+				rest, err := io.ReadAll(r) // longer than announced
+				return append(b, rest...), err
+			}
+			b = slices.Grow(b, int(min(n+1, 2*int64(cap(b))))-len(b))
+		}
 		m, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+m]
 		if err == io.EOF {
@@ -385,9 +405,11 @@ func readBody(r io.Reader, n, limit int64) ([]byte, error) {
 		if err != nil {
 			return b, err
 		}
-		if len(b) == cap(b) {
-			rest, err := io.ReadAll(r) // longer than announced
-			return append(b, rest...), err
-		}
 	}
 }
+
+// sizedFrom is the most a body's buffer starts with, whatever its head
+// announced; past it the buffer doubles as the body comes. A client that
+// announces a megabyte and sends a byte holds this much of the server's
+// memory, not a megabyte.
+const sizedFrom = 64 << 10

@@ -1,0 +1,366 @@
+package httprpc_test
+
+// Hostile clients against the server, over real loopback TCP. Each test in
+// this file failed before the fix its comment names (a review's attacks,
+// sixteenth session of issue 8); hostile_server_test.go keeps the attacks
+// the server withstood from the start.
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
+)
+
+// hostileCall is a ping request's body: 40 bytes.
+const hostileCall = `{"jsonrpc":"2.0","method":"ping","id":1}`
+
+// hostileAnswer is the ping's answer body.
+const hostileAnswer = `{"jsonrpc":"2.0","result":{"status":"ok"},"id":1}`
+
+// hostileServe serves srv on a free loopback port with cfg, closed when the
+// test ends, and returns the listener and its host:port.
+func hostileServe(t *testing.T, srv transport.MessageServer, cfg httprpc.ServerConfig) (*httprpc.Listener, string) {
+	t.Helper()
+	l, err := httprpc.Serve("127.0.0.1:0", srv, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l, strings.TrimSuffix(strings.TrimPrefix(l.Endpoint(), "http://"), httprpc.Path)
+}
+
+// hostileNetHTTP serves srv with net/http's server alone (the handler and
+// server the Listener gives what its fast path does not serve), for
+// comparison, and returns its host:port.
+func hostileNetHTTP(t *testing.T, srv transport.MessageServer, cfg httprpc.ServerConfig) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httprpc.NewServer(ln.Addr().String(), httprpc.NewHandler(srv, cfg), cfg, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = hs.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		_ = hs.Close()
+		<-done
+	})
+	return ln.Addr().String()
+}
+
+// hostileDial opens a connection to addr, closed when the test ends.
+func hostileDial(t *testing.T, addr string) *net.TCPConn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c.(*net.TCPConn)
+}
+
+// hostileWrite writes s on c, failing the test if it cannot.
+func hostileWrite(t *testing.T, c net.Conn, s string) {
+	t.Helper()
+	if err := c.SetWriteDeadline(time.Now().Add(2 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(c, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hostileReadAll reads c until the server closes it or until the deadline
+// by (which only bounds the test), and returns what came and the error.
+func hostileReadAll(c net.Conn, by time.Time) (string, error) {
+	if err := c.SetReadDeadline(by); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(c)
+	return string(b), err
+}
+
+// isTimeout reports a read that reached its deadline.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestHostileBareLFHead: a POST /mcp whose request line ends in CRLF but
+// whose header lines end in a bare LF is a head the fast path does not
+// serve, so it goes to net/http, which answers it at once (200, as
+// net/http reads bare LF line ends), byte for byte. The fast path used to
+// wait for a CRLF CRLF that never came, and close the connection
+// unanswered at the header timeout (fixed: readHead hands off a head with
+// a bare LF).
+func TestHostileBareLFHead(t *testing.T) {
+	t.Parallel()
+	cfg := httprpc.ServerConfig{ReadHeaderTimeout: 2 * time.Second}
+	_, fast := hostileServe(t, pingMux(), cfg)
+	plain := hostileNetHTTP(t, pingMux(), cfg)
+	for name, req := range map[string]string{
+		"header lines": "POST /mcp HTTP/1.1\r\nHost: x\nContent-Length: 40\nConnection: close\n\n" + hostileCall,
+		"blank line":   "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\nConnection: close\r\n\n" + hostileCall,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var answers [2]string
+			for i, addr := range []string{plain, fast} {
+				c := hostileDial(t, addr)
+				hostileWrite(t, c, req)
+				got, err := hostileReadAll(c, time.Now().Add(500*time.Millisecond))
+				if err != nil {
+					t.Fatalf("%s: %v after %q", []string{"net/http", "fast path"}[i], err, got)
+				}
+				answers[i] = withoutDate(got)
+			}
+			if !strings.HasPrefix(answers[0], "HTTP/1.1 200 OK\r\n") {
+				t.Fatalf("net/http answered %q", answers[0])
+			}
+			if answers[1] != answers[0] {
+				t.Fatalf("fast path answered %q, net/http %q", answers[1], answers[0])
+			}
+		})
+	}
+}
+
+// TestHostileHandoffKeepsFIN: a request the fast path hands to net/http
+// and net/http refuses with 413 (body over the limit) gets its answer and
+// then the end of the stream at once, as from net/http on its own (it
+// shuts its side down before its 500 ms wait against a reset). The
+// replayConn a handed-off connection is used to hide the TCP connection's
+// CloseWrite: the end came 500 ms later, or as a reset (fixed:
+// replayConn.CloseWrite).
+func TestHostileHandoffKeepsFIN(t *testing.T) {
+	t.Parallel()
+	cfg := httprpc.ServerConfig{MaxBodyBytes: 1024}
+	_, fast := hostileServe(t, pingMux(), cfg)
+	plain := hostileNetHTTP(t, pingMux(), cfg)
+	big := strings.Repeat("a", 2000)
+	want := "HTTP/1.1 413 Request Entity Too Large\r\nConnection: close\r\nContent-Length: 108\r\n" +
+		"Content-Type: application/json\r\nDate: D\r\n\r\n" +
+		`{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: body larger than 1024 bytes"},"id":null}`
+	for name, req := range map[string]string{
+		"length": "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n" + big,
+		"chunked": "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n" + big +
+			"\r\n0\r\n\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			for i, addr := range []string{plain, fast} {
+				c := hostileDial(t, addr)
+				hostileWrite(t, c, req)
+				got, err := hostileReadAll(c, time.Now().Add(250*time.Millisecond))
+				if err != nil || withoutDate(got) != want {
+					t.Fatalf("%s: got %q, %v; want %q and the end of the stream",
+						[]string{"net/http", "fast path"}[i], got, err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestHostileWatchOutlivesHeadDeadline: a handler's context ends when its
+// client goes away (README), even after the read deadline its request was
+// read under has passed. The watcher's read used to keep that deadline
+// (the header timeout on a connection's first request), time out with it
+// and stop watching: a client that went away after that left the handler
+// running to its bound, 60 s by default (fixed: watchLong clears the
+// deadline before the watch reads).
+func TestHostileWatchOutlivesHeadDeadline(t *testing.T) {
+	t.Parallel()
+	started, ended, release := make(chan struct{}, 1), make(chan error, 1), make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	m := transport.NewMux(nil)
+	m.HandleFunc("wait", func(ctx context.Context, _ *transport.Request) (any, error) {
+		started <- struct{}{}
+		select {
+		case <-ctx.Done():
+			ended <- ctx.Err()
+		case <-release:
+		}
+		return nil, ctx.Err()
+	})
+	const headTimeout = 100 * time.Millisecond
+	_, addr := hostileServe(t, m, httprpc.ServerConfig{ReadHeaderTimeout: headTimeout})
+	c := hostileDial(t, addr)
+	hostileWrite(t, c, post(`{"jsonrpc":"2.0","method":"wait","id":1}`))
+	<-started
+	// The client's pause: nothing on the server tells when the header
+	// timeout has passed.
+	<-time.After(2 * headTimeout)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ended:
+		if err != context.Canceled {
+			t.Fatalf("the handler's context ended with %v", err)
+		}
+	case <-time.After(500 * time.Millisecond): // bounds the test only
+		t.Fatal("the handler's context did not end when its client went away")
+	}
+}
+
+// TestHostileBodyNotPreallocated: a head that announces a body within the
+// limit does not make the server allocate the whole body before it comes.
+// It used to (fastserve.go's body buffer; server.go's readBody on
+// net/http's path): 32 heads of 60 bytes, each with one byte of body, held
+// 32 MiB until the read timeout (fixed: readSized and readBody start at
+// sizedFrom and grow as the body comes).
+func TestHostileBodyNotPreallocated(t *testing.T) {
+	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{})
+	const conns = 32
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	for range conns {
+		c := hostileDial(t, addr)
+		hostileWrite(t, c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n{")
+	}
+	// Polling: nothing tells when the server has read the heads. A server
+	// that allocates as the body comes never grows by this much.
+	const most = 16 << 20
+	for end := time.Now().Add(400 * time.Millisecond); time.Now().Before(end); {
+		runtime.ReadMemStats(&ms)
+		if grew := int64(ms.HeapAlloc) - int64(before); grew > most {
+			t.Fatalf("%d connections that sent 61 bytes each hold %d MiB of the server's heap", conns, grew>>20)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+}
+
+// TestHostileFirstHeadTimeout: net/http's header timeout bounds a
+// connection's first head from the time it starts reading it, at accept
+// (README: "The timeouts are net/http's: the header timeout for a
+// connection's first request"), and so does the fast path's. It used to
+// give the client the header timeout to send a first byte, then the header
+// timeout again from that byte: a slowloris held the connection twice as
+// long (fixed: the first head's timeouts run from the accept).
+func TestHostileFirstHeadTimeout(t *testing.T) {
+	t.Parallel()
+	const headTimeout = 400 * time.Millisecond
+	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{ReadHeaderTimeout: headTimeout})
+	c := hostileDial(t, addr)
+	dialed := time.Now()
+	// The slowloris' pause before its first bytes, within the header timeout.
+	<-time.After(3 * headTimeout / 4)
+	hostileWrite(t, c, "POST /mcp HTTP/1.1\r\nHost: x\r\n")
+	got, err := hostileReadAll(c, dialed.Add(headTimeout+headTimeout*3/8))
+	if err != nil || got != "" {
+		t.Fatalf("the connection is still open %v after it was accepted (header timeout %v): %q, %v",
+			time.Since(dialed).Round(time.Millisecond), headTimeout, got, err)
+	}
+}
+
+// TestHostileUnreadableBody: on net/http's path (where chunked bodies go)
+// malformed chunked framing is answered 400 with a JSON-RPC error and the
+// connection closes (RFC 9112 §7.1), and a body that was cut short or
+// timed out is dropped without an answer, as the fast path drops it. Both
+// used to be answered "200 OK" with an empty body, which is not a
+// JSON-RPC response (serveRPC returned without writing, and net/http
+// wrote a 200).
+func TestHostileUnreadableBody(t *testing.T) {
+	t.Parallel()
+	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{})
+	for name, req := range map[string]string{
+		"bad size":     "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n",
+		"size too big": "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nffffffffffffffffff\r\n",
+		"bare LF":      "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n28\n" + hostileCall + "\n0\n\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := hostileDial(t, addr)
+			hostileWrite(t, c, req)
+			got, err := hostileReadAll(c, time.Now().Add(2*time.Second))
+			if err != nil {
+				t.Fatalf("%v after %q", err, got)
+			}
+			if !strings.HasPrefix(got, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n") ||
+				!strings.Contains(got, `"error":{"code":-32600,"message":"Invalid Request: unreadable body: `) {
+				t.Fatalf("a malformed chunked body was answered %q", got)
+			}
+		})
+	}
+	// Cut short, and too slow: nobody to answer.
+	_, slow := hostileServe(t, pingMux(), httprpc.ServerConfig{ReadTimeout: 150 * time.Millisecond})
+	for name, addr := range map[string]string{"cut short": addr, "timed out": slow} {
+		t.Run(name, func(t *testing.T) {
+			c := hostileDial(t, addr)
+			hostileWrite(t, c, "POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n28\r\n"+hostileCall[:10])
+			if name == "cut short" {
+				if err := c.CloseWrite(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := hostileReadAll(c, time.Now().Add(2*time.Second))
+			if err != nil || got != "" {
+				t.Fatalf("got %q, %v; want the connection closed unanswered", got, err)
+			}
+		})
+	}
+}
+
+// panicServer is a MessageServer with a bug that hostile bytes reach.
+type panicServer struct{}
+
+func (panicServer) ServeMessage(context.Context, []byte, transport.Peer) []byte {
+	panic("a decoding bug reached by a peer's bytes")
+}
+
+// TestHostilePanickingServer: a panic in the MessageServer (a bug in the
+// decoding, validation or encoding outside the Mux's per-handler recover,
+// reached by a peer's bytes) costs its connection only, on the fast path
+// as on net/http's; the server goes on. The fast path used to call the
+// MessageServer without a recover, and such a panic ended the whole
+// process, every match of the league with it (fixed: serveBody recovers).
+// Run in a child process, which an unrecovered panic would end.
+func TestHostilePanickingServer(t *testing.T) {
+	if os.Getenv("HOSTILE_PANIC_CHILD") == "1" {
+		hostilePanickingChild(t)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHostilePanickingServer$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "HOSTILE_PANIC_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if len(out) > 600 {
+			out = out[:600]
+		}
+		t.Fatalf("the server's process died (%v):\n%s", err, out)
+	}
+}
+
+// hostilePanickingChild sends the panicking server a chunked request (net/http),
+// then a plain one (the fast path), then asks for its health.
+func hostilePanickingChild(t *testing.T) {
+	_, addr := hostileServe(t, panicServer{}, httprpc.ServerConfig{})
+	for _, req := range []string{chunked(hostileCall), post(hostileCall)} {
+		c := hostileDial(t, addr)
+		hostileWrite(t, c, req)
+		// net/http closes the connection without an answer; a 500 would do.
+		if got, err := hostileReadAll(c, time.Now().Add(2*time.Second)); err != nil ||
+			got != "" && !strings.HasPrefix(got, "HTTP/1.1 500 ") {
+			t.Fatalf("a panic was answered %q, %v", got, err)
+		}
+	}
+	c := hostileDial(t, addr)
+	hostileWrite(t, c, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	got, err := hostileReadAll(c, time.Now().Add(2*time.Second))
+	if err != nil || !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") {
+		t.Fatalf("after the panics: %q, %v", got, err)
+	}
+}
