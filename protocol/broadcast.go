@@ -130,6 +130,16 @@ func (a *Addressed) Len() int {
 	return n
 }
 
+// Whole is the whole message for a recipient whose own members are own,
+// as Own gave them: the params a network would have carried (Encoded).
+func (b *Broadcast) Whole(own jsontext.Value) jsontext.Value {
+	if len(own) <= 2 { // {} or none: no token
+		return b.raw
+	}
+	a := Addressed{b: b, own: own}
+	return a.Encoded()
+}
+
 // Own is what a's params hold that the broadcast does not: {"auth_token":…},
 // or {} without a token. A recipient in the same process gets these bytes
 // and the shared broadcast (see Shared). They are shared by every

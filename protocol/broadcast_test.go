@@ -45,6 +45,7 @@ func TestBroadcastEncoded(t *testing.T) {
 			want := *msg
 			want.AuthToken = token
 			is.Equal(got, &want)
+			is.Equal(string(b.Whole(a.Own())), string(enc)) // the whole params, from a recipient's own members
 		})
 	}
 	t.Run("into a buffer of a given size", func(t *testing.T) {

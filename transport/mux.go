@@ -312,16 +312,19 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 	// A tool is never a message method (Handle), so a method that names
 	// a message is not looked up among the tools.
 	typ, known := protocol.MethodType(r.Method)
-	if known && shared != nil {
-		return m.resolveShared(r, typ, shared)
+	if shared != nil {
+		if known && !r.MCP {
+			return m.resolveShared(r, typ, shared)
+		}
+		// A tool, a method that names no message or an MCP call (whose
+		// envelope is optional) reads the whole params, as it would
+		// have from a network.
+		r.Params, r.decoded = shared.Whole(r.Params), nil
 	}
 	if !known {
 		if h, ok := m.byTool[r.Method]; ok {
 			return resolveTool(r, h)
 		}
-	}
-	if shared != nil {
-		return nil, methodNotFound(r.Method)
 	}
 	switch r.Params.Kind() {
 	case 0, '{':
