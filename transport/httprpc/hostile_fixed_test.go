@@ -24,9 +24,6 @@ import (
 // hostileCall is a ping request's body: 40 bytes.
 const hostileCall = `{"jsonrpc":"2.0","method":"ping","id":1}`
 
-// hostileAnswer is the ping's answer body.
-const hostileAnswer = `{"jsonrpc":"2.0","result":{"status":"ok"},"id":1}`
-
 // hostileServe serves srv on a free loopback port with cfg, closed when the
 // test ends, and returns the listener and its host:port.
 func hostileServe(t *testing.T, srv transport.MessageServer, cfg httprpc.ServerConfig) (*httprpc.Listener, string) {

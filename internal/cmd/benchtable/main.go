@@ -25,6 +25,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/leaguectl/leaguectl/internal/refproto"
 )
 
 func main() {
@@ -61,18 +63,25 @@ func run(ctx context.Context, bin string, runs int, skip1000 bool, out io.Writer
 	}
 	var rows []row
 
-	// simulate --players 200: matches/s and wall, median of runs.
-	var rates, walls []float64
+	// simulate --players 200: matches/s and wall, median of runs, each
+	// run followed by the issue's prototype through channels.
+	var rates, walls, refChan []float64
 	for range runs {
 		st, wall, _, err := simulate(ctx, bin, "--players", "200")
 		if err != nil {
 			return err
 		}
 		rates, walls = append(rates, st.MatchesPerSecond), append(walls, wall.Seconds())
+		ref, err := refproto.Channels(ctx, 19900, 100)
+		if err != nil {
+			return fmt.Errorf("prototype through channels: %w", err)
+		}
+		refChan = append(refChan, ref)
 	}
 	r, w := median(rates), median(walls)
 	rows = append(rows, row{"`simulate --players 200` (19,900 matches, in memory)", "≥ 20,000 matches/s, under 1 s wall",
-		fmt.Sprintf("%.0f matches/s, %.2f s wall (runs: %s matches/s, %s s)", r, w, spread(rates, "%.0f"), spread(walls, "%.2f")),
+		fmt.Sprintf("%.0f matches/s, %.2f s wall (runs: %s matches/s, %s s; %s)", r, w, spread(rates, "%.0f"), spread(walls, "%.2f"),
+			ratio(rates, refChan)),
 		r >= 20000 && w < 1})
 
 	if !skip1000 {
@@ -86,16 +95,22 @@ func run(ctx context.Context, bin string, runs int, skip1000 bool, out io.Writer
 	}
 
 	rates = nil
+	var refHTTP []float64
 	for range runs {
 		st, _, _, err := simulate(ctx, bin, "--players", "64", "--transport", "http")
 		if err != nil {
 			return err
 		}
 		rates = append(rates, st.MatchesPerSecond)
+		ref, err := refproto.HTTP(ctx, 2016, 64)
+		if err != nil {
+			return fmt.Errorf("prototype over HTTP: %w", err)
+		}
+		refHTTP = append(refHTTP, ref)
 	}
 	r = median(rates)
 	rows = append(rows, row{"`simulate --players 64 --transport http`", "≥ 4,000 matches/s",
-		fmt.Sprintf("%.0f matches/s (runs: %s)", r, spread(rates, "%.0f")), r >= 4000})
+		fmt.Sprintf("%.0f matches/s (runs: %s; %s)", r, spread(rates, "%.0f"), ratio(rates, refHTTP)), r >= 4000})
 
 	walls = nil
 	for range runs {
@@ -134,6 +149,11 @@ func run(ctx context.Context, bin string, runs int, skip1000 bool, out io.Writer
 		}
 		fmt.Fprintf(out, "| %s | %s | %s | %s |\n", r.what, r.target, r.got, met)
 	}
+	// Not a target: the yardstick of the minutes the leagues ran in.
+	fmt.Fprintf(out, "| issue 8's prototype (`internal/refproto`), run after each league above: seven `encoding/json` "+
+		"exchanges a match, 100 matches at once through channels, 64 over `net/http` | none (the issue measured about 25,000 "+
+		"and about 6,000 matches/s) | channels %.0f matches/s (runs: %s), HTTP %.0f (runs: %s) | — |\n",
+		median(refChan), spread(refChan, "%.0f"), median(refHTTP), spread(refHTTP, "%.0f"))
 	return nil
 }
 
@@ -278,6 +298,17 @@ func waitRegistered(ctx context.Context, mcp string, n int) error {
 // (this machine's speed moves by tens of percent within minutes).
 func spread(xs []float64, verb string) string {
 	return fmt.Sprintf(verb+"–"+verb, slices.Min(xs), slices.Max(xs))
+}
+
+// ratio is the median of the runs' rates over the prototype's rates of
+// the same minutes, run by run: how the league fared against the yardstick
+// whatever the machine's speed was then.
+func ratio(rates, ref []float64) string {
+	rs := make([]float64, len(rates))
+	for i := range rates {
+		rs[i] = rates[i] / ref[i]
+	}
+	return fmt.Sprintf("×%.2f the prototype's rate", median(rs))
 }
 
 func median(xs []float64) float64 {
