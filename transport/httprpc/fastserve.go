@@ -289,7 +289,10 @@ func (s *fastServer) serveConn(c *fastConn) {
 			return // closed or timed out within the head
 		}
 		if !ok {
-			handedOff = s.handoff.give(&replayConn{Conn: c.nc, r: c.br})
+			// net/http times the head from now: its first deadline is
+			// held to the one this head already runs under.
+			handedOff = s.handoff.give(&replayConn{Conn: c.nc, r: c.br,
+				headBy: start.Add(min(s.cfg.ReadHeaderTimeout, s.cfg.ReadTimeout))})
 			return
 		}
 		if _, err := c.br.Discard(head.size); err != nil {
@@ -339,7 +342,7 @@ func (s *fastServer) serveConn(c *fastConn) {
 // announced it.
 func (s *fastServer) readBody(c *fastConn, n int64) ([]byte, error) {
 	if s.appends == nil || n > keptConnBuf {
-		return readSized(c.br, n, int64(c.br.Buffered()))
+		return readSized(c.br, n)
 	}
 	c.body = slices.Grow(c.body[:0], int(n))[:n]
 	_, err := io.ReadFull(c.br, c.body)
@@ -347,11 +350,10 @@ func (s *fastServer) readBody(c *fastConn, n int64) ([]byte, error) {
 }
 
 // readSized reads exactly n bytes from r into a buffer that starts at
-// the larger of sizedFrom and have (bytes known to be there already), at
-// most n, and doubles as the bytes come. A body that ends early is
-// io.ErrUnexpectedEOF, as io.ReadFull says.
-func readSized(r io.Reader, n, have int64) ([]byte, error) {
-	b := make([]byte, 0, min(n, max(sizedFrom, have)))
+// sizedFrom bytes at most and doubles as the bytes come. A body that ends
+// early is io.ErrUnexpectedEOF, as io.ReadFull says.
+func readSized(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, 0, min(n, sizedFrom))
 	for int64(len(b)) < n {
 		if len(b) == cap(b) {
 			b = slices.Grow(b, int(min(n, 2*int64(cap(b)))-int64(len(b))))
@@ -768,6 +770,20 @@ func (d *dateCache) append(b []byte, now time.Time) []byte {
 type replayConn struct {
 	net.Conn
 	r *bufio.Reader
+	// headBy bounds net/http's first read deadline, the one for the head
+	// the fast path began to read: a head does not get the header timeout
+	// again for being handed off. Zero once used.
+	headBy time.Time
+}
+
+func (c *replayConn) SetReadDeadline(t time.Time) error {
+	if !c.headBy.IsZero() {
+		if t.IsZero() || t.After(c.headBy) {
+			t = c.headBy
+		}
+		c.headBy = time.Time{}
+	}
+	return c.Conn.SetReadDeadline(t)
 }
 
 func (c *replayConn) Read(p []byte) (int, error) { return c.r.Read(p) }

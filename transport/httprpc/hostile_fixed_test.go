@@ -239,6 +239,16 @@ func TestHostileBodyNotPreallocated(t *testing.T) {
 		}
 		<-time.After(10 * time.Millisecond)
 	}
+	// The heads were read: the rest of a body, a ping padded to the length
+	// announced, is answered.
+	c := hostileDial(t, addr)
+	rest := `"jsonrpc":"2.0","method":"ping","id":1}`
+	hostileWrite(t, c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\nConnection: close\r\n\r\n{")
+	hostileWrite(t, c, strings.Repeat(" ", 1048576-1-len(rest))+rest)
+	got, err := hostileReadAll(c, time.Now().Add(5*time.Second))
+	if err != nil || !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, `"id":1}`) {
+		t.Fatalf("a body that came in two parts was answered %q, %v", got, err)
+	}
 }
 
 // TestHostileFirstHeadTimeout: net/http's header timeout bounds a
@@ -252,15 +262,24 @@ func TestHostileFirstHeadTimeout(t *testing.T) {
 	t.Parallel()
 	const headTimeout = 400 * time.Millisecond
 	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{ReadHeaderTimeout: headTimeout})
-	c := hostileDial(t, addr)
-	dialed := time.Now()
-	// The slowloris' pause before its first bytes, within the header timeout.
-	<-time.After(3 * headTimeout / 4)
-	hostileWrite(t, c, "POST /mcp HTTP/1.1\r\nHost: x\r\n")
-	got, err := hostileReadAll(c, dialed.Add(headTimeout+headTimeout*3/8))
-	if err != nil || got != "" {
-		t.Fatalf("the connection is still open %v after it was accepted (header timeout %v): %q, %v",
-			time.Since(dialed).Round(time.Millisecond), headTimeout, got, err)
+	// A head the fast path reads, and two it hands to net/http as they
+	// start (a GET; a bare LF), which must not get the timeout afresh.
+	for _, head := range []string{"POST /mcp HTTP/1.1\r\nHost: x\r\n", "G", "POST /mcp HTTP/1.1\r\nHost: x\n"} {
+		t.Run(head, func(t *testing.T) {
+			t.Parallel()
+			c := hostileDial(t, addr)
+			dialed := time.Now()
+			// The slowloris' pause before its first bytes, within the header timeout.
+			<-time.After(3 * headTimeout / 4)
+			hostileWrite(t, c, head)
+			got, err := hostileReadAll(c, dialed.Add(headTimeout+headTimeout*3/8))
+			// Closed in time, unanswered (net/http answers a partial
+			// request line 400 as it closes).
+			if err != nil || got != "" && !strings.HasPrefix(got, "HTTP/1.1 400 Bad Request\r\n") {
+				t.Fatalf("the connection is still open %v after it was accepted (header timeout %v): %q, %v",
+					time.Since(dialed).Round(time.Millisecond), headTimeout, got, err)
+			}
+		})
 	}
 }
 

@@ -42,7 +42,7 @@ func TestReadBodyGrowsAsItComes(t *testing.T) {
 	is.Equal(string(b), "{")
 	is.True(cap(b) <= sizedFrom)
 
-	b, err = readSized(strings.NewReader("{"), announced, 1)
+	b, err = readSized(strings.NewReader("{"), announced)
 	is.Equal(err, io.ErrUnexpectedEOF)
 	is.Equal(string(b), "{")
 	is.True(cap(b) <= sizedFrom)
@@ -53,15 +53,20 @@ func TestReadBodyGrowsAsItComes(t *testing.T) {
 	is.Equal(string(b), long)
 
 	r := strings.NewReader(long + "next request")
-	b, err = readSized(iotest.HalfReader(r), int64(len(long)), 0)
+	b, err = readSized(iotest.HalfReader(r), int64(len(long)))
 	is.NoErr(err)
 	is.Equal(string(b), long)
 	rest, err := io.ReadAll(r)
 	is.NoErr(err)
 	is.Equal(string(rest), "next request") // not read past the body
 
-	b, err = readSized(strings.NewReader("abc"), 3, 70_000) // what is buffered sizes it, up to n
+	b, err = readSized(strings.NewReader("abc"), 3) // no bigger than the body
 	is.NoErr(err)
 	is.Equal(string(b), "abc")
 	is.Equal(cap(b), 3)
+
+	body := strings.Repeat("x", 2*sizedFrom) // twice the start, exactly
+	b, err = readBody(strings.NewReader(body), int64(len(body)), announced)
+	is.NoErr(err)
+	is.Equal(string(b), body)
 }

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -83,7 +84,11 @@ type Healther interface {
 	Health() any
 }
 
-// NewHandler serves srv at POST /mcp and its health at GET /health.
+// NewHandler serves srv at POST /mcp and its health at GET /health. A
+// request whose body the client cut short or was too slow to send is
+// dropped unanswered with panic(http.ErrAbortHandler), which net/http's
+// server takes as such; a middleware that recovers panics must let it
+// through.
 func NewHandler(srv transport.MessageServer, cfg ServerConfig) http.Handler {
 	cfg = cfg.withDefaults()
 	h := &handler{srv: srv, limit: cfg.MaxBodyBytes, mux: http.NewServeMux(), inOrder: servesInOrder(srv)}
@@ -162,7 +167,10 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 			writeRaw(w, http.StatusRequestEntityTooLarge, protocol.AppendError(nil, nil, e))
 			return
 		}
-		if _, ok := errors.AsType[net.Error](err); ok || errors.Is(err, io.ErrUnexpectedEOF) {
+		// (A client gone within chunked trailers reads as net/http's
+		// unexported "unexpected EOF reading trailer".)
+		if _, ok := errors.AsType[net.Error](err); ok || errors.Is(err, io.ErrUnexpectedEOF) ||
+			strings.Contains(err.Error(), "unexpected EOF") {
 			// The client went away or was too slow: there is nobody to
 			// answer, and the connection closes, as on the fast path
 			// (net/http would answer a handler that writes nothing 200).
@@ -395,7 +403,13 @@ func readBody(r io.Reader, n, limit int64) ([]byte, error) {
 				rest, err := io.ReadAll(r) // longer than announced
 				return append(b, rest...), err
 			}
-			b = slices.Grow(b, int(min(n+1, 2*int64(cap(b))))-len(b))
+			// Doubled, or to n+1 at once when that reaches n: not to n
+			// and then again for the read that finds the end.
+			next := 2 * int64(cap(b))
+			if next >= n {
+				next = n + 1
+			}
+			b = slices.Grow(b, int(next)-len(b))
 		}
 		m, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+m]
