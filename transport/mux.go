@@ -346,17 +346,13 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 		}
 	}
 	// params.message_type decides when it is present.
-	if declared := m.declaredType(msg, r.Params); declared != "" && declared != typ {
-		t, ok := protocol.MethodType(string(declared))
-		if !ok {
-			return nil, unknownType(declared)
-		}
-		if t != typ {
-			typ, known = t, true
-			var err error
-			if msg, err = protocol.DecodeMessage(typ, r.Params); err != nil {
-				return nil, protocol.ToRPCError(err)
-			}
+	if t, rerr := declaredOver(m.declaredType(msg, r.Params), typ); rerr != nil {
+		return nil, rerr
+	} else if t != typ {
+		typ, known = t, true
+		var err error
+		if msg, err = protocol.DecodeMessage(typ, r.Params); err != nil {
+			return nil, protocol.ToRPCError(err)
 		}
 	}
 	if !known {
@@ -401,15 +397,13 @@ func (m *Mux) resolveShared(r *Request, typ protocol.MessageType, shared *protoc
 	msg, err := shared.Shared(typ, r.Params, m.reading.Words)
 	if msg != nil {
 		// params.message_type decides, as for any request (resolve).
-		if declared := msg.Env().MessageType; declared != "" && declared != typ {
-			t, ok := protocol.MethodType(string(declared))
-			if !ok {
-				return nil, unknownType(declared)
-			}
-			if t != typ {
-				typ = t
-				msg, err = shared.Shared(typ, r.Params, m.reading.Words)
-			}
+		t, rerr := declaredOver(msg.Env().MessageType, typ)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if t != typ {
+			typ = t
+			msg, err = shared.Shared(typ, r.Params, m.reading.Words)
 		}
 	}
 	if err != nil {
@@ -423,11 +417,19 @@ func (m *Mux) resolveShared(r *Request, typ protocol.MessageType, shared *protoc
 	return h, nil
 }
 
-// unknownType is the error for a params.message_type that names no
-// message.
-func unknownType(declared protocol.MessageType) *protocol.RPCError {
-	return protocol.ToRPCError(&protocol.Error{Code: protocol.ErrInvalidMessageFormat,
-		Detail: fmt.Sprintf("message_type: unknown message type %q", protocol.Clip(string(declared)))})
+// declaredOver is the type a request of the method's type typ is served
+// as when its params.message_type is declared: typ when none is declared,
+// the declared one's canonical type, or an error when it names no message.
+func declaredOver(declared, typ protocol.MessageType) (protocol.MessageType, *protocol.RPCError) {
+	if declared == "" || declared == typ {
+		return typ, nil
+	}
+	t, ok := protocol.MethodType(string(declared))
+	if !ok {
+		return "", protocol.ToRPCError(&protocol.Error{Code: protocol.ErrInvalidMessageFormat,
+			Detail: fmt.Sprintf("message_type: unknown message type %q", protocol.Clip(string(declared)))})
+	}
+	return t, nil
 }
 
 // handlerOf is the handler registered for message type t, or nil.

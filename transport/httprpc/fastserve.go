@@ -356,7 +356,7 @@ func readSized(r io.Reader, n int64) ([]byte, error) {
 	b := make([]byte, 0, min(n, sizedFrom))
 	for int64(len(b)) < n {
 		if len(b) == cap(b) {
-			b = slices.Grow(b, int(min(n, 2*int64(cap(b)))-int64(len(b))))
+			b = growToward(b, n)
 		}
 		m, err := r.Read(b[len(b):min(int64(cap(b)), n)])
 		b = b[:len(b)+m]

@@ -403,13 +403,7 @@ func readBody(r io.Reader, n, limit int64) ([]byte, error) {
 				rest, err := io.ReadAll(r) // longer than announced
 				return append(b, rest...), err
 			}
-			// Doubled, or to n+1 at once when that reaches n: not to n
-			// and then again for the read that finds the end.
-			next := 2 * int64(cap(b))
-			if next >= n {
-				next = n + 1
-			}
-			b = slices.Grow(b, int(next)-len(b))
+			b = growToward(b, n+1)
 		}
 		m, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+m]
@@ -420,6 +414,11 @@ func readBody(r io.Reader, n, limit int64) ([]byte, error) {
 			return b, err
 		}
 	}
+}
+
+// growToward grows b's room by doubling, to at most n bytes.
+func growToward(b []byte, n int64) []byte {
+	return slices.Grow(b, int(min(n, 2*int64(cap(b))))-len(b))
 }
 
 // sizedFrom is the most a body's buffer starts with, whatever its head
