@@ -27,6 +27,12 @@ type ClientConfig struct {
 	// MaxIdleConnsPerHost is how many idle connections are kept per peer
 	// (default 64: a referee's concurrent matches reuse them).
 	MaxIdleConnsPerHost int
+	// MaxIdleConns is how many idle connections are kept in all (default
+	// 4096). Each agent of a league is a peer of its own, so this is what
+	// bounds the league a client can call without dialing again: a
+	// manager keeps one to each player, and a bound below the number of
+	// players closes and dials connections all through the league.
+	MaxIdleConns int
 	// DialTimeout bounds connecting (default 5s; the call's deadline also
 	// applies).
 	DialTimeout time.Duration
@@ -39,6 +45,7 @@ const idleConnTimeout = 90 * time.Second
 const (
 	DefaultMaxResponseBytes    = 8 << 20
 	DefaultMaxIdleConnsPerHost = 64
+	DefaultMaxIdleConns        = 4096
 	DefaultDialTimeout         = 5 * time.Second
 )
 
@@ -64,6 +71,9 @@ func NewClient(cfg ClientConfig) *Client {
 	if cfg.MaxIdleConnsPerHost <= 0 {
 		cfg.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
 	}
+	if cfg.MaxIdleConns <= 0 {
+		cfg.MaxIdleConns = DefaultMaxIdleConns
+	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = DefaultDialTimeout
 	}
@@ -73,14 +83,14 @@ func NewClient(cfg ClientConfig) *Client {
 		dialer:  net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second},
 		pool: pool{
 			idle: map[string][]*pconn{}, targets: map[string]*target{}, inOrder: map[string]bool{},
-			perHost: cfg.MaxIdleConnsPerHost, maxTotal: 4 * cfg.MaxIdleConnsPerHost,
+			perHost: cfg.MaxIdleConnsPerHost, maxTotal: cfg.MaxIdleConns,
 			idleTimeout: idleConnTimeout,
 		},
 	}
 	tr := &http.Transport{
 		Proxy:                 nil, // agents talk directly; a proxy env var must not reroute a league
 		DialContext:           c.dialer.DialContext,
-		MaxIdleConns:          4 * cfg.MaxIdleConnsPerHost,
+		MaxIdleConns:          cfg.MaxIdleConns,
 		MaxIdleConnsPerHost:   cfg.MaxIdleConnsPerHost,
 		IdleConnTimeout:       idleConnTimeout,
 		TLSHandshakeTimeout:   cfg.DialTimeout,

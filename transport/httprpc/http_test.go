@@ -290,6 +290,47 @@ func TestClientKeepsConnections(t *testing.T) {
 	is.Equal(conns.Load(), int32(1))
 }
 
+// TestClientKeepsAConnectionToEachOfManyPeers: every agent of a league is
+// a peer of its own, and a client that calls more of them than it once
+// kept idle in all (256) dials each of them once, not once a call.
+// MaxIdleConns still bounds what it keeps.
+func TestClientKeepsAConnectionToEachOfManyPeers(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		peers, keep int
+		dials       int32
+	}{
+		{"default", 300, 0, 300},
+		// 20 dials, then the 10 kept are used again and the 10
+		// others dialed again (and closed again).
+		{"bounded", 20, 10, 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			urls := make([]string, tc.peers)
+			conns := make([]*atomic.Int32, tc.peers)
+			for i := range urls {
+				srv, n := countingServer(t, nil)
+				urls[i], conns[i] = srv.URL+"/mcp", n
+			}
+			client := httprpc.NewClient(httprpc.ClientConfig{MaxIdleConns: tc.keep})
+			defer client.CloseIdleConnections()
+			for range 2 {
+				for _, u := range urls {
+					reply, err := client.RoundTrip(context.Background(), u, []byte("{}"))
+					is.NoErr(err)
+					is.Equal(string(reply), `{"jsonrpc":"2.0","result":2,"id":1}`)
+				}
+			}
+			var dials int32
+			for _, n := range conns {
+				dials += n.Load()
+			}
+			is.Equal(dials, tc.dials)
+		})
+	}
+}
+
 // TestClientServerCloses: a response that closes its connection (the
 // server's 413) is read whole, and the next call dials again.
 func TestClientServerCloses(t *testing.T) {
