@@ -127,29 +127,10 @@ func checkAnswer(t *testing.T, body []byte, status int, reply []byte) {
 func TestHostileInputThenLeague(t *testing.T) {
 	is := is.New(t)
 	cfg := config.Default()
-	const seed = 4242
-	watch := &panicWatch{}
-	logger := slog.New(watch)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-
-	client := httprpc.NewClient(httprpc.ClientConfig{})
-	defer client.CloseIdleConnections()
-	caller := newAgentClient(client, cfg, logger, nil)
-	mgrSrv := &transport.LateMux{}
-	srvCfg := httprpc.ServerConfig{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	is.NoErr(err)
-	l := httprpc.ServeOn(ln, mgrSrv, srvCfg, logger)
-	defer l.Close()
-	ep := l.Endpoint()
-	mo := managerOptions(cfg, seed)
-	mo.Endpoint, mo.AdminToken = ep, "the-admin"
-	mgr := league.New(mo, caller, logger)
-	mux := mgr.Handler()
-	mux.SetRateLimit(rateLimitOf(cfg))
-	mgrSrv.Set(mux)
-	go func() { _, _ = mgr.Run(ctx) }()
+	h := hostManager(t, ctx, cfg, rateLimitOf(cfg))
+	mgr, ep := h.mgr, h.ep
 
 	runtime.GC()
 	baseline := runtime.NumGoroutine()
@@ -209,22 +190,78 @@ func TestHostileInputThenLeague(t *testing.T) {
 	}
 
 	// Now a normal league on the same manager.
+	h.playLeague(t, ctx)
+	h.watch.mu.Lock()
+	defer h.watch.mu.Unlock()
+	is.Equal(len(h.watch.panics), 0) // no handler panicked
+}
+
+// hostedLeague is a manager served over HTTP on a free loopback port,
+// for a league of four players and a referee to be played on.
+type hostedLeague struct {
+	cfg    config.Config
+	mgr    *league.Manager
+	ep     string
+	caller *transport.Client
+	logger *slog.Logger
+	watch  *panicWatch
+}
+
+// hostedSeed is the seed of a hostedLeague's league.
+const hostedSeed = 4242
+
+// hostManager serves a manager limited to limit, running until ctx ends
+// or the test does; its logger fails nothing but records panics.
+func hostManager(t *testing.T, ctx context.Context, cfg config.Config, limit transport.RateLimit) *hostedLeague {
+	t.Helper()
+	watch := &panicWatch{}
+	logger := slog.New(watch)
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	t.Cleanup(client.CloseIdleConnections)
+	caller := newAgentClient(client, cfg, logger, nil)
+	mgrSrv := &transport.LateMux{}
+	srvCfg := httprpc.ServerConfig{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := httprpc.ServeOn(ln, mgrSrv, srvCfg, logger)
+	t.Cleanup(func() { _ = l.Close() })
+	ep := l.Endpoint()
+	mo := managerOptions(cfg, hostedSeed)
+	mo.Endpoint, mo.AdminToken = ep, "the-admin"
+	mgr := league.New(mo, caller, logger)
+	mux := mgr.Handler()
+	mux.SetRateLimit(limit)
+	mgrSrv.Set(mux)
+	go func() { _, _ = mgr.Run(ctx) }()
+	return &hostedLeague{cfg: cfg, mgr: mgr, ep: ep, caller: caller, logger: logger, watch: watch}
+}
+
+// playLeague registers a referee, REF01, and four players with the
+// manager over loopback HTTP, starts the league, waits for its end and
+// checks that it ended with the standings of the same league on an
+// untouched manager.
+func (h *hostedLeague) playLeague(t *testing.T, ctx context.Context) {
+	t.Helper()
+	is := is.New(t)
+	cfg, ep, mgr := h.cfg, h.ep, h.mgr
 	n := transporttest.HTTP()
 	refSrv := &transport.LateMux{}
 	refEP := n.Serve(t, "referee", refSrv)
-	ro := refereeOptions(cfg, seed)
+	ro := refereeOptions(cfg, hostedSeed)
 	ro.RequestedID, ro.DisplayName, ro.MaxConcurrent, ro.ManagerEndpoint, ro.Endpoint = "REF01", "Referee 01", 10, ep, refEP
-	ref := referee.New(ro, caller, logger)
+	ref := referee.New(ro, h.caller, h.logger)
 	refSrv.Set(ref.Handler())
 	go func() { _ = ref.Run(ctx) }()
 	for i := 1; i <= 4; i++ {
 		id := fmt.Sprintf("P%02d", i)
 		srv := &transport.LateMux{}
 		pep := n.Serve(t, id, srv)
-		po := playerOptions(cfg, seed)
+		po := playerOptions(cfg, hostedSeed)
 		po.RequestedID, po.DisplayName, po.ManagerEndpoint, po.Endpoint = id, "Player "+id[1:], ep, pep
 		po.Strategy, _ = player.StrategyByName("random")
-		p := player.New(po, caller, logger)
+		p := player.New(po, h.caller, h.logger)
 		srv.Set(p.Handler())
 		go func() { _ = p.Run(ctx) }()
 	}
@@ -242,10 +279,53 @@ func TestHostileInputThenLeague(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the league did not finish")
 	}
-	clean := playLeague(t, transporttest.Mem(), leagueSpec{cfg: cfg, seed: seed, players: 4, referees: 1,
+	clean := playLeague(t, transporttest.Mem(), leagueSpec{cfg: cfg, seed: hostedSeed, players: 4, referees: 1,
 		strategies: strategiesOf(t, "random"), maxConcurrent: 10})
 	is.Equal(mgr.Result().FinalStandings, clean.FinalStandings) // the attack changed nothing
-	watch.mu.Lock()
-	defer watch.mu.Unlock()
-	is.Equal(len(watch.panics), 0) // no handler panicked
+}
+
+// TestSpoofedSenderCannotSpendAnAgentsBudget: a client on another address
+// that names the referee as its sender, flooding the manager until it is
+// refused, spends a budget of its own address: the referee, which then
+// registers and reports every match of a league, is not refused once,
+// and the league ends with the standings of an untouched one. (The rate
+// limit counted a sender by its name alone: the same flood held a league
+// for as long as it lasted.)
+func TestSpoofedSenderCannotSpendAnAgentsBudget(t *testing.T) {
+	is := is.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Nothing is refilled while the test runs: what is spent stays spent.
+	limit := transport.RateLimit{PerSecond: 0.001, Burst: 30}
+	h := hostManager(t, ctx, config.Default(), limit)
+
+	// The spoofer's connections come from 127.0.0.2, another address of
+	// the loopback.
+	spoofer := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
+		LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
+	defer spoofer.CloseIdleConnections()
+	query := []byte(`{"jsonrpc":"2.0","method":"league_query","id":1,"params":{"protocol":"league.v2",` +
+		`"message_type":"LEAGUE_QUERY","sender":"referee:REF01","timestamp":"2026-11-21T12:00:00Z",` +
+		`"conversation_id":"conv-spoof","auth_token":"not-the-referees","league_id":"league_2025_even_odd",` +
+		`"query_type":"GET_STANDINGS"}}`)
+	var refusal string
+	for i := 0; refusal == "" && i < 2*limit.Burst; i++ {
+		resp, err := spoofer.Post(h.ep, "application/json", bytes.NewReader(query))
+		is.NoErr(err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		is.NoErr(err)
+		if bytes.Contains(b, []byte(`"E014"`)) {
+			refusal = string(b)
+			is.Equal(i, limit.Burst) // the whole burst went first
+		} else {
+			is.True(bytes.Contains(b, []byte(`"E004"`))) // each refused: no REF01 yet
+		}
+	}
+	is.True(strings.Contains(refusal, "sender referee:REF01 at 127.0.0.2")) // the spoofer's own budget is spent
+
+	h.playLeague(t, ctx)
+	h.watch.mu.Lock()
+	defer h.watch.mu.Unlock()
+	is.Equal(len(h.watch.panics), 0)
 }

@@ -222,7 +222,7 @@ const replyRoom = 512
 func (m *Mux) serveOne(ctx context.Context, dst []byte, in *protocol.Incoming, peer Peer, shared *protocol.Broadcast) []byte {
 	if in.Err != nil {
 		if m.limits != nil {
-			if err := m.limits.allow(rateKey(nil, peer)); err != nil {
+			if err := m.limits.allowRequest(nil, peer); err != nil {
 				return protocol.AppendError(dst, in.ID, protocol.ToRPCError(err))
 			}
 		}
@@ -256,7 +256,7 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, sh
 	}
 	h, rerr := m.resolve(r, shared)
 	if m.limits != nil {
-		if err := m.limits.allow(rateKey(r, peer)); err != nil {
+		if err := m.limits.allowRequest(r, peer); err != nil {
 			return nil, protocol.ToRPCError(err)
 		}
 	}

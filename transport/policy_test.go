@@ -3,6 +3,8 @@ package transport_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -127,7 +129,7 @@ func TestRetriesWithinDeadline(t *testing.T) {
 
 // TestRateLimit: a sender over its rate gets E014 (retryable); another
 // sender is not held back; requests without a sender count against their
-// address.
+// address, and so does every request, at AddressFactor times the rate.
 func TestRateLimit(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
@@ -150,6 +152,14 @@ func TestRateLimit(t *testing.T) {
 		is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))
 		is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))
 		is.Equal(protocol.CodeOf(c.Call(context.Background(), ep, "ping", nil, nil)), protocol.ErrRateLimitExceeded) // by address
+		// Seven requests so far; a new sender's name each time buys no
+		// more than the address's AddressFactor senders' worth.
+		for i := 7; i < 2*transport.AddressFactor; i++ {
+			is.NoErr(as(fmt.Sprintf("player:X%d", i)))
+		}
+		err = as("player:Y")
+		is.Equal(protocol.CodeOf(err), protocol.ErrRateLimitExceeded)
+		is.True(strings.Contains(err.Error(), "more than 0.01 requests per second from address ")) // 10 × 0.001
 	})
 }
 

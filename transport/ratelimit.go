@@ -35,9 +35,17 @@ type limited struct {
 	seen time.Time
 }
 
-// SetRateLimit limits each sender (the envelope's sender of a valid
-// message, else the peer's address) to l; over it a request is answered
-// with E014, which is retryable.
+// SetRateLimit limits each sender to l, and each address to
+// AddressFactor times l whatever senders its requests name; over either a
+// request is answered with E014, which is retryable.
+//
+// A sender is the envelope's sender of a valid message, counted at the
+// address it came from: the name is the request's own claim, so a client
+// that names another agent spends a budget of its own address, never that
+// agent's (a flood naming the referee must not make the referee's reports
+// wait). A request that names no sender counts as a sender named by its
+// address. The address's budget bounds a client that names a new sender
+// with every request.
 func (m *Mux) SetRateLimit(l RateLimit) {
 	if l.PerSecond <= 0 {
 		m.limits = nil
@@ -49,20 +57,31 @@ func (m *Mux) SetRateLimit(l RateLimit) {
 	m.limits = &limiters{limit: l, byKey: map[string]*limited{}, clock: time.Now}
 }
 
-// rateKey is who a request counts against.
-func rateKey(r *Request, peer Peer) string {
-	if r != nil && r.Env != nil && r.Env.Sender != "" {
-		return "sender " + r.Env.Sender
-	}
+// AddressFactor is how many senders' worth of requests one address may
+// make: the agents of a league on one machine, which share its address,
+// make far fewer together.
+const AddressFactor = 10
+
+// allowRequest spends one request of r's sender at peer's address (r nil:
+// a request that could not be read), and one of the address.
+func (l *limiters) allowRequest(r *Request, peer Peer) error {
 	host, _, err := net.SplitHostPort(peer.Addr)
 	if err != nil {
 		host = peer.Addr
 	}
-	return "peer " + host
+	all := RateLimit{PerSecond: l.limit.PerSecond * AddressFactor, Burst: l.limit.Burst * AddressFactor}
+	if err := l.allow("address "+host, all, "address "+host); err != nil {
+		return err
+	}
+	if r != nil && r.Env != nil && r.Env.Sender != "" {
+		return l.allow("sender "+host+" "+r.Env.Sender, l.limit, "sender "+r.Env.Sender+" at "+host)
+	}
+	return l.allow("peer "+host, l.limit, host)
 }
 
-// allow spends one request of key, or returns the E014 that refuses it.
-func (l *limiters) allow(key string) error {
+// allow spends one request of key, limited to lim, or returns the E014
+// that refuses it, which names who as the one over its rate.
+func (l *limiters) allow(key string, lim RateLimit, who string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.clock()
@@ -71,17 +90,17 @@ func (l *limiters) allow(key string) error {
 		if len(l.byKey) >= maxLimited {
 			l.evictLocked()
 		}
-		e = &limited{lim: rate.NewLimiter(rate.Limit(l.limit.PerSecond), l.limit.Burst)}
+		e = &limited{lim: rate.NewLimiter(rate.Limit(lim.PerSecond), lim.Burst)}
 		l.byKey[key] = e
 	}
 	e.seen = now
 	if e.lim.AllowN(now, 1) {
 		return nil
 	}
-	wait := time.Duration(float64(time.Second) / l.limit.PerSecond)
+	wait := time.Duration(float64(time.Second) / lim.PerSecond)
 	return &protocol.Error{Code: protocol.ErrRateLimitExceeded,
-		Detail: fmt.Sprintf("more than %g requests per second from %s", l.limit.PerSecond, protocol.Clip(key)),
-		Context: map[string]any{"limit_per_second": l.limit.PerSecond, "burst": l.limit.Burst,
+		Detail: fmt.Sprintf("more than %g requests per second from %s", lim.PerSecond, protocol.Clip(who)),
+		Context: map[string]any{"limit_per_second": lim.PerSecond, "burst": lim.Burst,
 			"retry_after_ms": max(wait.Milliseconds(), 1)}}
 }
 

@@ -1,0 +1,94 @@
+package transport
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// fixedLimiters limits to lim on a clock that does not move: nothing is
+// refilled while a test runs.
+func fixedLimiters(lim RateLimit) *limiters {
+	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	return &limiters{limit: lim, byKey: map[string]*limited{}, clock: func() time.Time { return at }}
+}
+
+func from(sender string) *Request {
+	return &Request{Env: &protocol.Envelope{Sender: sender}}
+}
+
+// TestRateLimitSenderIsCountedAtItsAddress: a sender's name is the
+// request's claim, so a client elsewhere that names the referee spends
+// its own address's budget for that name, and the referee, at its own
+// address, still has all of its own.
+func TestRateLimitSenderIsCountedAtItsAddress(t *testing.T) {
+	is := is.New(t)
+	l := fixedLimiters(RateLimit{PerSecond: 1, Burst: 3})
+	referee := Peer{Network: "http", Addr: "10.0.0.1:40000"}
+	spoofer := Peer{Network: "http", Addr: "10.0.0.2:50000"}
+	for range 3 {
+		is.NoErr(l.allowRequest(from("referee:REF01"), spoofer))
+	}
+	err := l.allowRequest(from("referee:REF01"), spoofer)
+	is.Equal(protocol.CodeOf(err), protocol.ErrRateLimitExceeded) // the spoofer is over
+	is.Equal(err.Error(), "E014 RATE_LIMIT_EXCEEDED: more than 1 requests per second from sender referee:REF01 at 10.0.0.2")
+	for range 3 {
+		is.NoErr(l.allowRequest(from("referee:REF01"), referee)) // the referee is not
+	}
+	is.Equal(protocol.CodeOf(l.allowRequest(from("referee:REF01"), referee)), protocol.ErrRateLimitExceeded)
+	// Another port of the same host is the same address.
+	is.Equal(protocol.CodeOf(l.allowRequest(from("referee:REF01"), Peer{Network: "http", Addr: "10.0.0.1:40001"})),
+		protocol.ErrRateLimitExceeded)
+	is.NoErr(l.allowRequest(from("player:P01"), referee)) // another sender at the same address has its own
+}
+
+// TestRateLimitAddressBoundsEverySender: a client that names a new sender
+// with every request, or none, is held to AddressFactor senders' worth;
+// a request that names none counts as a sender named by its address.
+func TestRateLimitAddressBoundsEverySender(t *testing.T) {
+	is := is.New(t)
+	l := fixedLimiters(RateLimit{PerSecond: 1, Burst: 2})
+	p := Peer{Network: "http", Addr: "10.0.0.3:1234"}
+	is.NoErr(l.allowRequest(nil, p))
+	is.NoErr(l.allowRequest(nil, p))
+	err := l.allowRequest(nil, p) // a request without a sender, the third
+	is.Equal(err.Error(), "E014 RATE_LIMIT_EXCEEDED: more than 1 requests per second from 10.0.0.3")
+	spent := 3
+	for i := 0; spent < 2*AddressFactor; i++ {
+		is.NoErr(l.allowRequest(from(fmt.Sprintf("player:X%d", i)), p))
+		spent++
+	}
+	err = l.allowRequest(from("player:Y"), p)
+	is.Equal(err.Error(), fmt.Sprintf("E014 RATE_LIMIT_EXCEEDED: more than %d requests per second from address 10.0.0.3", AddressFactor))
+	e, _ := err.(*protocol.Error)
+	is.Equal(e.Context["burst"], 2*AddressFactor)
+	is.NoErr(l.allowRequest(from("player:Y"), Peer{Network: "http", Addr: "10.0.0.4:1234"})) // another address
+	// The bus is one address, as one host is.
+	bus := Peer{Network: "mem", Addr: "mem", Loopback: true}
+	is.NoErr(l.allowRequest(from("player:P01"), bus))
+	is.NoErr(l.allowRequest(from("player:P02"), bus))
+}
+
+// TestRateLimitTableIsBounded: senders made up by the thousand cannot
+// grow the table past maxLimited; the least recently seen go first.
+func TestRateLimitTableIsBounded(t *testing.T) {
+	is := is.New(t)
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	l := &limiters{limit: RateLimit{PerSecond: 1, Burst: 1}, byKey: map[string]*limited{}, clock: func() time.Time { return now }}
+	kept := Peer{Network: "http", Addr: "10.0.0.1:1"}
+	is.NoErr(l.allowRequest(from("referee:REF01"), kept))
+	for i := range 3 * maxLimited {
+		now = now.Add(time.Millisecond)
+		if i%100 == 0 { // the referee keeps being seen
+			_ = l.allowRequest(from("referee:REF01"), kept)
+		}
+		_ = l.allowRequest(from(fmt.Sprintf("player:Z%d", i)), Peer{Network: "http", Addr: "10.0.0.9:1"})
+		is.True(len(l.byKey) <= maxLimited)
+	}
+	_, ok := l.byKey["sender 10.0.0.1 referee:REF01"]
+	is.True(ok) // seen lately, so kept
+}
