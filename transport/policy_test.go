@@ -147,6 +147,8 @@ func TestRateLimit(t *testing.T) {
 		is.Equal(protocol.CodeOf(err), protocol.ErrRateLimitExceeded) // the third within the burst window
 		e, _ := errors.AsType[*transport.Error](err)
 		is.Equal(e.RPC.Code, -32014)
+		is.Equal(string(e.RPC.Data), `{"error_code":"E014","error_description":"RATE_LIMIT_EXCEEDED","retryable":true,`+
+			`"context":{"burst":2,"limit":"0.001 requests/sec","limit_per_second":0.001,"retry_after_ms":1000000,"retry_after_sec":1000}}`)
 		is.True(transport.IsRetryable(err)) // E014 may be retried later
 		is.NoErr(as("player:P02"))          // another sender has its own budget
 		is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))

@@ -98,10 +98,15 @@ func (l *limiters) allow(key string, lim RateLimit, who string) error {
 		return nil
 	}
 	wait := time.Duration(float64(time.Second) / lim.PerSecond)
+	// The spec's example of E014 gives "limit" as text and
+	// "retry_after_sec" as a whole number of seconds (rounded up here, so
+	// never 0); the numbers beside them are exact.
 	return &protocol.Error{Code: protocol.ErrRateLimitExceeded,
 		Detail: fmt.Sprintf("more than %g requests per second from %s", lim.PerSecond, protocol.Clip(who)),
-		Context: map[string]any{"limit_per_second": lim.PerSecond, "burst": lim.Burst,
-			"retry_after_ms": max(wait.Milliseconds(), 1)}}
+		Context: map[string]any{"limit": fmt.Sprintf("%g requests/sec", lim.PerSecond),
+			"limit_per_second": lim.PerSecond, "burst": lim.Burst,
+			"retry_after_sec": int64(max((wait+time.Second-1)/time.Second, 1)),
+			"retry_after_ms":  max(wait.Milliseconds(), 1)}}
 }
 
 // evictLocked drops the least recently seen quarter of the limiters.

@@ -57,6 +57,7 @@ func TestRateLimitAddressBoundsEverySender(t *testing.T) {
 	is.NoErr(l.allowRequest(nil, p))
 	err := l.allowRequest(nil, p) // a request without a sender, the third
 	is.Equal(err.Error(), "E014 RATE_LIMIT_EXCEEDED: more than 1 requests per second from 10.0.0.3")
+	is.Equal(err.(*protocol.Error).Context["retry_after_ms"], int64(1000))
 	spent := 3
 	for i := 0; spent < 2*AddressFactor; i++ {
 		is.NoErr(l.allowRequest(from(fmt.Sprintf("player:X%d", i)), p))
@@ -65,7 +66,8 @@ func TestRateLimitAddressBoundsEverySender(t *testing.T) {
 	err = l.allowRequest(from("player:Y"), p)
 	is.Equal(err.Error(), fmt.Sprintf("E014 RATE_LIMIT_EXCEEDED: more than %d requests per second from address 10.0.0.3", AddressFactor))
 	e, _ := err.(*protocol.Error)
-	is.Equal(e.Context["burst"], 2*AddressFactor)
+	is.Equal(e.Context, map[string]any{"limit": "10 requests/sec", "limit_per_second": float64(AddressFactor),
+		"burst": 2 * AddressFactor, "retry_after_sec": int64(1), "retry_after_ms": int64(100)})
 	is.NoErr(l.allowRequest(from("player:Y"), Peer{Network: "http", Addr: "10.0.0.4:1234"})) // another address
 	// The bus is one address, as one host is.
 	bus := Peer{Network: "mem", Addr: "mem", Loopback: true}
@@ -91,4 +93,23 @@ func TestRateLimitTableIsBounded(t *testing.T) {
 	}
 	_, ok := l.byKey["sender 10.0.0.1 referee:REF01"]
 	is.True(ok) // seen lately, so kept
+}
+
+// TestRateLimitRetryAfter: E014 says when to try again as the spec's
+// example does, in whole seconds rounded up, and in milliseconds.
+func TestRateLimitRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		perSecond float64
+		sec, ms   int64
+	}{{1000, 1, 1}, {1, 1, 1000}, {0.2, 5, 5000}, {0.3, 4, 3333}} {
+		is := is.New(t)
+		l := fixedLimiters(RateLimit{PerSecond: tc.perSecond, Burst: 1})
+		p := Peer{Network: "http", Addr: "10.0.0.5:1"}
+		is.NoErr(l.allowRequest(from("player:P01"), p))
+		err := l.allowRequest(from("player:P01"), p)
+		ctx := err.(*protocol.Error).Context
+		is.Equal(ctx["retry_after_sec"], tc.sec)
+		is.Equal(ctx["retry_after_ms"], tc.ms)
+		is.Equal(ctx["limit"], fmt.Sprintf("%g requests/sec", tc.perSecond))
+	}
 }
