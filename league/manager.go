@@ -158,13 +158,18 @@ type Manager struct {
 	closedRound int
 	counted     int
 	countedUpTo int // the latest round with a counted match
-	total       int
-	startedAt   time.Time
-	started     chan struct{} // closed by start
-	finished    chan struct{} // closed when the league is complete
-	final       *protocol.LeagueCompleted
-	slots       *pool
-	marks       uint64 // inMatchOrder's calls so far: see agent.mark
+	// recording holds, for each match whose result is being written to
+	// the store, a channel closed once it is written or has failed: the
+	// write is made without mu, so that the writes of concurrent results
+	// can share a commit, and another report of the match waits for it.
+	recording map[*match]chan struct{}
+	total     int
+	startedAt time.Time
+	started   chan struct{} // closed by start
+	finished  chan struct{} // closed when the league is complete
+	final     *protocol.LeagueCompleted
+	slots     *pool
+	marks     uint64 // inMatchOrder's calls so far: see agent.mark
 	// sizes is the length of the last broadcast encoded, by method.
 	sizes map[string]int
 
@@ -205,6 +210,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 		sizes:      map[string]int{},
 		endpoints:  map[string]string{},
 		matches:    map[string]*match{},
+		recording:  map[*match]chan struct{}{},
 		table:      newTable(opts.Scoring),
 		started:    make(chan struct{}),
 		finished:   make(chan struct{}),

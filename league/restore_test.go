@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -692,5 +693,79 @@ func TestStopWhileTellingTheLastRound(t *testing.T) {
 		}
 		is.Equal(seq, []string{"ROUND_ANNOUNCEMENT 3", "LEAGUE_STANDINGS_UPDATE 3", "ROUND_COMPLETED 3", "LEAGUE_COMPLETED"})
 		is.Equal(load(t, s2).State, league.StateCompleted)
+	})
+}
+
+// gatedStore holds its first SaveResult until the test opens the gate.
+type gatedStore struct {
+	league.Store
+	entered, gate chan struct{}
+	mu            sync.Mutex
+	results       int
+}
+
+func (g *gatedStore) SaveResult(ctx context.Context, r league.ResultRecord) (bool, error) {
+	g.mu.Lock()
+	g.results++
+	first := g.results == 1
+	g.mu.Unlock()
+	if first {
+		close(g.entered)
+		<-g.gate
+	}
+	return g.Store.SaveResult(ctx, r)
+}
+
+func (g *gatedStore) saveResults() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.results
+}
+
+// TestResultWrittenWithoutTheLock: while a result is written to the
+// store, the manager answers (the writes of concurrent results can share
+// a commit), and another report of the same match waits for that write
+// and is a duplicate: the match is counted once, as first reported.
+func TestResultWrittenWithoutTheLock(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		s := &gatedStore{Store: openStore(t, sqlite.Memory), entered: make(chan struct{}), gate: make(chan struct{})}
+		h := newHarness(t, n, league.Options{Store: s})
+		defer h.stop()
+		ref := h.referee("REF01", 1, modeManual, nil)
+		h.player("P01")
+		h.player("P02")
+		h.play()
+		sm := ref.nextStart()
+		type reported struct {
+			status string
+			err    error
+		}
+		first, second := make(chan reported, 1), make(chan reported, 1)
+		go func() {
+			status, err := ref.report(sm, "B")
+			first <- reported{status, err}
+		}()
+		<-s.entered
+		is.Equal(h.status().MatchesPlayed, 0) // answered during the write
+		go func() {
+			status, err := ref.report(sm, "A")
+			second <- reported{status, err}
+		}()
+		// Give the second report its way into the manager: were it not
+		// to wait for the first's write, it would reach the store now.
+		for i := 0; i < 10000 && s.saveResults() < 2; i++ {
+			runtime.Gosched()
+		}
+		close(s.gate)
+		r1, r2 := <-first, <-second
+		is.NoErr(r1.err)
+		is.Equal(r1.status, protocol.StatusAccepted)
+		is.NoErr(r2.err)
+		is.Equal(r2.status, protocol.StatusDuplicate)
+		is.Equal(s.saveResults(), 1) // the duplicate wrote nothing
+		lc := h.wait()
+		is.Equal(lc.FinalStandings, []protocol.StandingRow{srow(1, "P02", 1, 0, 0, 0, 3), srow(2, "P01", 0, 0, 1, 0, 0)})
+		is.Equal(h.onResults(), [][2]int{{1, 1}}) // counted once
 	})
 }

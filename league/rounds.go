@@ -444,6 +444,17 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	}
 	m.mu.Lock()
 	mt := m.matches[rep.MatchID]
+	for busy := m.recording[mt]; busy != nil; busy = m.recording[mt] {
+		// Another report of this match is being written: its outcome
+		// decides this one's.
+		m.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		m.mu.Lock()
+	}
 	switch {
 	case mt == nil:
 		m.mu.Unlock()
@@ -467,9 +478,13 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	}
 	o.Referee = ref.id
 	// Recorded before it is counted and acknowledged: a referee whose
-	// report is refused here tries again.
+	// report is refused here tries again. The write is made without mu
+	// (another report of the match waits for it, above).
+	busy := make(chan struct{})
+	m.recording[mt] = busy
+	m.mu.Unlock()
 	status, msg := protocol.StatusAccepted, ""
-	if err := m.persist(ctx, "result", func(ctx context.Context, s Store) error {
+	err = m.persist(ctx, "result", func(ctx context.Context, s Store) error {
 		inserted, err := s.SaveResult(ctx, resultRecord(o, mt.Round, rep.ConversationID, m.clock()))
 		if err != nil || inserted {
 			return err
@@ -486,7 +501,11 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 			status, msg = protocol.StatusDuplicate, "this match's result was already counted"
 		}
 		return nil
-	}); err != nil {
+	})
+	m.mu.Lock()
+	delete(m.recording, mt)
+	close(busy)
+	if err != nil {
 		m.mu.Unlock()
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 // Package sqlite is the League Manager's store in an embedded SQLite
-// database (modernc.org/sqlite, pure Go): WAL, every write a transaction
-// that is durable (synchronous=FULL) before it returns.
+// database (modernc.org/sqlite, pure Go): WAL, every write durable
+// (synchronous=FULL) before it returns. Writes that wait while another
+// commits are committed together, in one transaction and one flush of the
+// disk (group commit).
 package sqlite
 
 import (
@@ -13,6 +15,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -93,7 +97,38 @@ var ErrNewerSchema = errors.New("database schema is newer than this leaguectl")
 // Store is a league.Store in SQLite.
 type Store struct {
 	db *sql.DB
+	// writes takes each write to the goroutine that commits them
+	// (commitLoop); unbuffered, so that a write is either taken or still
+	// its caller's.
+	writes chan *write
+	// base is the context of the transactions: Open's values, never
+	// cancelled (a write's own statements run under its caller's context).
+	base context.Context
+	// quit, closed by Close, stops the commit loop, which then closes
+	// stopped.
+	quit    chan struct{}
+	stopped chan struct{}
+	closing sync.Once
+	// waiting counts the writes handed to write and not yet taken by the
+	// commit loop, taken those it took; transactions and written count
+	// its committed transactions and the writes they held.
+	waiting, taken, transactions, written atomic.Int64
 }
+
+// write is one caller's write: its statements, run in a transaction that
+// may hold the writes of other callers too. apply must be safe to run
+// again after its transaction was rolled back.
+type write struct {
+	ctx   context.Context
+	apply func(ctx context.Context, tx *sql.Tx) error
+	done  chan error // buffered: the loop never waits for a caller
+}
+
+// maxBatch bounds the writes of one transaction.
+const maxBatch = 64
+
+// ErrClosed is the error of a write to a closed store.
+var ErrClosed = errors.New("the league store is closed")
 
 var _ league.Store = (*Store)(nil)
 
@@ -135,6 +170,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	s.writes, s.quit, s.stopped = make(chan *write), make(chan struct{}), make(chan struct{})
+	s.base = context.WithoutCancel(ctx)
+	go s.commitLoop()
 	return s, nil
 }
 
@@ -143,8 +181,121 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // and a '%' an escape.
 var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the database, once the write being committed, if any, is.
+// A write after Close fails with ErrClosed.
+func (s *Store) Close() error {
+	s.closing.Do(func() {
+		close(s.quit)
+		<-s.stopped
+	})
+	return s.db.Close()
+}
+
+// commitLoop commits the writes as they come: when one arrives it takes
+// every other write that waits to be taken, up to maxBatch, and commits
+// them together. A caller waits only for the transaction that holds its
+// write, and the disk is flushed once per transaction, not per write.
+func (s *Store) commitLoop() {
+	defer close(s.stopped)
+	batch := make([]*write, 0, maxBatch)
+	for {
+		select {
+		case w := <-s.writes:
+			batch = append(batch[:0], w)
+			s.taken.Add(1)
+		case <-s.quit:
+			return
+		}
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case w := <-s.writes:
+				batch = append(batch, w)
+				s.taken.Add(1)
+			default:
+				break more
+			}
+		}
+		s.commit(batch)
+		clear(batch)
+	}
+}
+
+// commit makes batch one transaction. If anything in it fails, it is
+// rolled back and each write is made alone, so that each caller gets the
+// outcome of its own write: another's error never becomes its error.
+func (s *Store) commit(batch []*write) {
+	live := batch[:0]
+	for _, w := range batch {
+		if err := w.ctx.Err(); err != nil {
+			w.done <- err // its caller has gone: nothing of it is written
+			continue
+		}
+		live = append(live, w)
+	}
+	if len(live) > 1 && s.inOne(live) == nil {
+		for _, w := range live {
+			w.done <- nil
+		}
+		return
+	}
+	for _, w := range live {
+		w.done <- s.inOne([]*write{w})
+	}
+}
+
+// inOne applies ws in one transaction and commits it.
+func (s *Store) inOne(ws []*write) error {
+	tx, err := s.db.BeginTx(s.base, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, w := range ws {
+		if err := w.apply(w.ctx, tx); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.transactions.Add(1)
+	s.written.Add(int64(len(ws)))
+	return nil
+}
+
+// write hands apply to the commit loop and waits until the transaction
+// that holds it is committed or has failed, or until ctx ends (the write
+// may then still be made, as a statement may be whose context ends while
+// it commits).
+func (s *Store) write(ctx context.Context, apply func(ctx context.Context, tx *sql.Tx) error) error {
+	w := &write{ctx: ctx, apply: apply, done: make(chan error, 1)}
+	s.waiting.Add(1)
+	select {
+	case s.writes <- w:
+		s.waiting.Add(-1)
+	case <-ctx.Done():
+		s.waiting.Add(-1)
+		return ctx.Err()
+	case <-s.quit:
+		s.waiting.Add(-1)
+		return ErrClosed
+	}
+	select {
+	case err := <-w.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// exec is a write of one statement.
+func (s *Store) exec(ctx context.Context, query string, args ...any) error {
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, query, args...)
+		return err
+	})
+}
 
 // Version is the schema version of the database.
 func (s *Store) Version(ctx context.Context) (int, error) {
@@ -257,51 +408,43 @@ func parseTS(s sql.NullString) time.Time {
 
 // CreateLeague implements league.Store.
 func (s *Store) CreateLeague(ctx context.Context, l league.LeagueRecord) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO league (id, league_id, seed, scoring_win, scoring_draw, scoring_loss, state, created_at)
+	return s.exec(ctx, `INSERT INTO league (id, league_id, seed, scoring_win, scoring_draw, scoring_loss, state, created_at)
 		VALUES (1, ?, ?, ?, ?, ?, ?, ?)`, l.LeagueID, strconv.FormatUint(l.Seed, 10),
 		l.Scoring.Win, l.Scoring.Draw, l.Scoring.Loss, league.StateRegistration, ts(l.CreatedAt))
-	return err
 }
 
 // SaveAgent implements league.Store.
 func (s *Store) SaveAgent(ctx context.Context, a league.AgentRecord) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, capacity, registered_at)
+	return s.exec(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, capacity, registered_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, a.ID, string(a.Role), a.DisplayName, a.Endpoint,
 		hex.EncodeToString(a.TokenHash[:]), a.Capacity, ts(a.RegisteredAt))
-	return err
 }
 
 // SaveSchedule implements league.Store.
 func (s *Store) SaveSchedule(ctx context.Context, startedAt time.Time, rounds [][]league.Pairing) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO matches (match_id, round, position, player_a, player_b) VALUES (?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	for _, round := range rounds {
-		for i, p := range round {
-			if _, err := ins.ExecContext(ctx, p.MatchID, p.Round, i, p.A, p.B); err != nil {
-				return err
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO matches (match_id, round, position, player_a, player_b) VALUES (?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		for _, round := range rounds {
+			for i, p := range round {
+				if _, err := ins.ExecContext(ctx, p.MatchID, p.Round, i, p.A, p.B); err != nil {
+					return err
+				}
 			}
 		}
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE league SET state = ?, started_at = ? WHERE id = 1`,
-		league.StateRunning, ts(startedAt)); err != nil {
+		_, err = tx.ExecContext(ctx, `UPDATE league SET state = ?, started_at = ? WHERE id = 1`,
+			league.StateRunning, ts(startedAt))
 		return err
-	}
-	return tx.Commit()
+	})
 }
 
 // SaveAssignment implements league.Store.
 func (s *Store) SaveAssignment(ctx context.Context, matchID, refereeID string, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO assignments (match_id, referee_id, assigned_at) VALUES (?, ?, ?)
+	return s.exec(ctx, `INSERT INTO assignments (match_id, referee_id, assigned_at) VALUES (?, ?, ?)
 		ON CONFLICT (match_id, referee_id) DO NOTHING`, matchID, refereeID, ts(at))
-	return err
 }
 
 // SaveResult implements league.Store: the first result of a match stands.
@@ -317,28 +460,30 @@ func (s *Store) SaveResult(ctx context.Context, r league.ResultRecord) (bool, er
 	if r.DrawnNumber != 0 {
 		drawn = r.DrawnNumber
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO results (match_id, referee_id, status_a, status_b, winner, drawn_number,
-		choice_a, choice_b, technical_losses, reason, conversation_id, reported_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (match_id) DO NOTHING`,
-		r.MatchID, r.Referee, r.StatusA, r.StatusB, r.Winner, drawn, r.ChoiceA, r.ChoiceB, string(tl), r.Reason,
-		r.ConversationID, ts(r.ReportedAt))
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	var n int64
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO results (match_id, referee_id, status_a, status_b, winner, drawn_number,
+			choice_a, choice_b, technical_losses, reason, conversation_id, reported_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (match_id) DO NOTHING`,
+			r.MatchID, r.Referee, r.StatusA, r.StatusB, r.Winner, drawn, r.ChoiceA, r.ChoiceB, string(tl), r.Reason,
+			r.ConversationID, ts(r.ReportedAt))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return err == nil && n == 1, err
 }
 
 // SaveRoundClosed implements league.Store.
 func (s *Store) SaveRoundClosed(ctx context.Context, r int) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE league SET closed_round = ? WHERE id = 1 AND closed_round < ?`, r, r)
-	return err
+	return s.exec(ctx, `UPDATE league SET closed_round = ? WHERE id = 1 AND closed_round < ?`, r, r)
 }
 
 // SaveCompletion implements league.Store.
 func (s *Store) SaveCompletion(ctx context.Context, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE league SET state = ?, completed_at = ? WHERE id = 1`, league.StateCompleted, ts(at))
-	return err
+	return s.exec(ctx, `UPDATE league SET state = ?, completed_at = ? WHERE id = 1`, league.StateCompleted, ts(at))
 }
 
 // Load implements league.Store.

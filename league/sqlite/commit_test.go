@@ -1,0 +1,153 @@
+package sqlite_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/league/sqlite"
+)
+
+// held takes the store's one connection, so that the commit loop, having
+// taken a first write, waits for it; release gives it back.
+func held(t *testing.T, s *sqlite.Store) (release func()) {
+	t.Helper()
+	tx, err := s.DB().BeginTx(testCtx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() { _ = tx.Rollback() }
+}
+
+// waitQueued returns once n writes wait for the commit loop to take them.
+func waitQueued(t *testing.T, s *sqlite.Store, n int64) {
+	t.Helper()
+	waitFor(t, func() bool { return s.Waiting() == n }, fmt.Sprintf("%d writes waiting", n))
+}
+
+// waitTaken returns once the commit loop has taken n writes in all.
+func waitTaken(t *testing.T, s *sqlite.Store, n int64) {
+	t.Helper()
+	waitFor(t, func() bool { return s.Taken() == n }, fmt.Sprintf("%d writes taken", n))
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	ctx := testCtx(t)
+	for !cond() {
+		if ctx.Err() != nil {
+			t.Fatalf("no %s", what)
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestGroupCommit: the writes that wait while a transaction commits are
+// committed together, in one transaction; each caller returns only after
+// it, with its own outcome.
+func TestGroupCommit(t *testing.T) {
+	is := is.New(t)
+	ctx := testCtx(t)
+	rounds := oneRound(31)
+	s := started(t, dbPath(t), rounds)
+	tx0, w0 := s.Commits()
+	taken := s.Taken()
+	release := held(t, s)
+	var wg sync.WaitGroup
+	inserted := make([]bool, 31)
+	errs := make([]error, 31)
+	save := func(i int) {
+		wg.Go(func() { inserted[i], errs[i] = s.SaveResult(ctx, win(rounds[0][i], "REF01", at(int64(i)))) })
+	}
+	save(0)
+	waitTaken(t, s, taken+1) // the loop has taken the first and waits for the connection
+	for i := 1; i < 31; i++ {
+		save(i)
+	}
+	waitQueued(t, s, 30)
+	release()
+	wg.Wait()
+	for i := range 31 {
+		is.NoErr(errs[i])
+		is.True(inserted[i])
+	}
+	tx, w := s.Commits()
+	is.Equal(tx-tx0, int64(2)) // the first alone, then the thirty that waited
+	is.Equal(w-w0, int64(31))  // every write committed
+	sv, err := s.Load(ctx)
+	is.NoErr(err)
+	is.Equal(len(sv.Results), 31)
+}
+
+// TestGroupCommitFailureIsItsOwn: a write that fails fails alone: the
+// transaction it was in is rolled back and each of its writes is made
+// again in a transaction of its own.
+func TestGroupCommitFailureIsItsOwn(t *testing.T) {
+	is := is.New(t)
+	ctx := testCtx(t)
+	rounds := oneRound(3)
+	s := started(t, dbPath(t), rounds)
+	taken := s.Taken()
+	release := held(t, s)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	wg.Go(func() { errs[0] = s.SaveAssignment(ctx, "R1M1", "REF01", at(1)) })
+	waitTaken(t, s, taken+1)
+	results := []league.ResultRecord{win(rounds[0][0], "REF01", at(2)), win(rounds[0][1], "REF01", at(3)), win(rounds[0][2], "REF01", at(4))}
+	results[1].MatchID = "R9M9" // not a match of the schedule: refused by its foreign key
+	for i, r := range results {
+		wg.Go(func() { _, errs[i+1] = s.SaveResult(ctx, r) })
+		waitQueued(t, s, int64(i+1)) // in this order
+	}
+	release()
+	wg.Wait()
+	is.NoErr(errs[0])
+	is.NoErr(errs[1])
+	is.True(errs[2] != nil) // the bad one's own error
+	is.NoErr(errs[3])
+	sv, err := s.Load(ctx)
+	is.NoErr(err)
+	is.Equal(sv.Results, []league.ResultRecord{results[0], results[2]}) // the others written
+}
+
+// TestGroupCommitCallerGone: a write whose caller gives up before the
+// commit loop takes it is not made; a write to a closed store fails.
+func TestGroupCommitCallerGone(t *testing.T) {
+	is := is.New(t)
+	rounds := oneRound(2)
+	path := dbPath(t)
+	s := started(t, path, rounds)
+	taken := s.Taken()
+	release := held(t, s)
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	var first, gone error
+	wg.Go(func() { _, first = s.SaveResult(ctx, win(rounds[0][0], "REF01", at(1))) })
+	waitTaken(t, s, taken+1)
+	cctx, cancel := context.WithCancel(ctx)
+	wg.Go(func() { _, gone = s.SaveResult(cctx, win(rounds[0][1], "REF01", at(2))) })
+	waitQueued(t, s, 1)
+	cancel()
+	waitQueued(t, s, 0)
+	release()
+	wg.Wait()
+	is.NoErr(first)
+	is.True(errors.Is(gone, context.Canceled))
+	sv, err := s.Load(ctx)
+	is.NoErr(err)
+	is.Equal(len(sv.Results), 1) // only the first
+
+	is.NoErr(s.Close())
+	err = s.SaveAssignment(ctx, "R1M2", "REF01", at(3))
+	is.True(errors.Is(err, sqlite.ErrClosed))
+	again := open(t, path)
+	sv, err = again.Load(ctx)
+	is.NoErr(err)
+	is.Equal(fmt.Sprint(len(sv.Results), len(sv.Assignments)), "1 0") // nothing more was written
+}
