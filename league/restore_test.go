@@ -495,11 +495,7 @@ func TestStoreWriteFails(t *testing.T) {
 			s.written = true
 			h := newHarness(t, n, league.Options{Store: s})
 			defer h.stop()
-			ref := h.referee("REF01", 1, modeManual, nil)
-			h.player("P01")
-			h.player("P02")
-			h.play()
-			sm := ref.nextStart()
+			ref, sm := h.oneMatch()
 			s.failNext("SaveResult", 1)
 			_, err := ref.report(sm, "A")
 			code, _ := codes(err)
@@ -696,6 +692,16 @@ func TestStopWhileTellingTheLastRound(t *testing.T) {
 	})
 }
 
+// oneMatch plays a league of P01 and P02 with REF01, whose results the
+// test reports, and returns REF01 and the START_MATCH of the one match.
+func (h *harness) oneMatch() (*fakeReferee, *protocol.StartMatch) {
+	ref := h.referee("REF01", 1, modeManual, nil)
+	h.player("P01")
+	h.player("P02")
+	h.play()
+	return ref, ref.nextStart()
+}
+
 // gatedStore holds its first SaveResult until the test opens the gate.
 type gatedStore struct {
 	league.Store
@@ -732,11 +738,7 @@ func TestResultWrittenWithoutTheLock(t *testing.T) {
 		s := &gatedStore{Store: openStore(t, sqlite.Memory), entered: make(chan struct{}), gate: make(chan struct{})}
 		h := newHarness(t, n, league.Options{Store: s})
 		defer h.stop()
-		ref := h.referee("REF01", 1, modeManual, nil)
-		h.player("P01")
-		h.player("P02")
-		h.play()
-		sm := ref.nextStart()
+		ref, sm := h.oneMatch()
 		type reported struct {
 			status string
 			err    error
