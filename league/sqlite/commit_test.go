@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"runtime"
@@ -150,4 +151,43 @@ func TestGroupCommitCallerGone(t *testing.T) {
 	sv, err = again.Load(ctx)
 	is.NoErr(err)
 	is.Equal(fmt.Sprint(len(sv.Results), len(sv.Assignments)), "1 0") // nothing more was written
+}
+
+// TestGroupCommitOutcomeIsTheTransactions: a caller whose context ends
+// after the commit loop took its write is told what became of it: its
+// write was committed, so it is told so, not that it failed.
+func TestGroupCommitOutcomeIsTheTransactions(t *testing.T) {
+	is := is.New(t)
+	ctx := testCtx(t)
+	rounds := oneRound(2)
+	s := started(t, dbPath(t), rounds)
+	taken := s.Taken()
+	release := held(t, s)
+	var wg sync.WaitGroup
+	var first, mine error
+	wg.Go(func() { first = s.SaveAssignment(ctx, "R1M1", "REF01", at(1)) })
+	waitTaken(t, s, taken+1)
+	mctx, cancel := context.WithCancel(ctx)
+	wg.Go(func() { mine = s.SaveAssignment(mctx, "R1M2", "REF01", at(2)) })
+	waitQueued(t, s, 1)
+	// The next write of the same transaction ends the first's context
+	// once that one's statement is made.
+	var next error
+	wg.Go(func() {
+		next = s.Write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			cancel()
+			_, err := tx.ExecContext(ctx, `UPDATE league SET closed_round = 1 WHERE id = 1`)
+			return err
+		})
+	})
+	waitQueued(t, s, 2)
+	release()
+	wg.Wait()
+	is.NoErr(first)
+	is.NoErr(next)
+	is.NoErr(mine) // committed, and told so
+	sv, err := s.Load(ctx)
+	is.NoErr(err)
+	is.Equal(sv.Assignments["R1M2"], []string{"REF01"})
+	is.Equal(sv.ClosedRound, 1)
 }

@@ -1,13 +1,20 @@
 package sqlite
 
-import "database/sql"
+import (
+	"context"
+	"database/sql"
+)
 
 // DB is the store's database, for tests that look underneath the store.
 func (s *Store) DB() *sql.DB { return s.db }
 
 // Waiting is the number of writes waiting for the commit loop to take
 // them, Taken the number it has taken.
-func (s *Store) Waiting() int64 { return s.waiting.Load() }
+func (s *Store) Waiting() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int64(len(s.queue))
+}
 
 func (s *Store) Taken() int64 { return s.taken.Load() }
 
@@ -15,4 +22,9 @@ func (s *Store) Taken() int64 { return s.taken.Load() }
 // they held.
 func (s *Store) Commits() (transactions, writes int64) {
 	return s.transactions.Load(), s.written.Load()
+}
+
+// Write is the store's write, for tests of writes of their own making.
+func (s *Store) Write(ctx context.Context, apply func(ctx context.Context, tx *sql.Tx) error) error {
+	return s.write(ctx, apply)
 }

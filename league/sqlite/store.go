@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,22 +98,23 @@ var ErrNewerSchema = errors.New("database schema is newer than this leaguectl")
 // Store is a league.Store in SQLite.
 type Store struct {
 	db *sql.DB
-	// writes takes each write to the goroutine that commits them
-	// (commitLoop); unbuffered, so that a write is either taken or still
-	// its caller's.
-	writes chan *write
 	// base is the context of the transactions: Open's values, never
 	// cancelled (a write's own statements run under its caller's context).
 	base context.Context
-	// quit, closed by Close, stops the commit loop, which then closes
-	// stopped.
+
+	// mu guards queue, the writes waiting for the commit loop, and
+	// closed. kick wakes the loop; quit, closed by Close, stops it, and it
+	// then closes stopped.
+	mu      sync.Mutex
+	queue   []*write
+	closed  bool
+	kick    chan struct{}
 	quit    chan struct{}
 	stopped chan struct{}
 	closing sync.Once
-	// waiting counts the writes handed to write and not yet taken by the
-	// commit loop, taken those it took; transactions and written count
-	// its committed transactions and the writes they held.
-	waiting, taken, transactions, written atomic.Int64
+	// taken counts the writes the commit loop took, transactions and
+	// written its committed transactions and the writes they held.
+	taken, transactions, written atomic.Int64
 }
 
 // write is one caller's write: its statements, run in a transaction that
@@ -121,7 +123,7 @@ type Store struct {
 type write struct {
 	ctx   context.Context
 	apply func(ctx context.Context, tx *sql.Tx) error
-	done  chan error // buffered: the loop never waits for a caller
+	done  chan error // buffered: the loop never waits for a caller; one answer
 }
 
 // maxBatch bounds the writes of one transaction.
@@ -170,7 +172,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s.writes, s.quit, s.stopped = make(chan *write), make(chan struct{}), make(chan struct{})
+	s.kick, s.quit, s.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	s.base = context.WithoutCancel(ctx)
 	go s.commitLoop()
 	return s, nil
@@ -181,43 +183,53 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // and a '%' an escape.
 var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
-// Close closes the database, once the write being committed, if any, is.
-// A write after Close fails with ErrClosed.
+// Close closes the database, once the transaction being committed, if
+// any, is. A write that was waiting, or comes after, fails with ErrClosed.
 func (s *Store) Close() error {
 	s.closing.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
 		close(s.quit)
 		<-s.stopped
+		s.mu.Lock()
+		for _, w := range s.queue {
+			w.done <- ErrClosed
+		}
+		s.queue = nil
+		s.mu.Unlock()
 	})
 	return s.db.Close()
 }
 
-// commitLoop commits the writes as they come: when one arrives it takes
-// every other write that waits to be taken, up to maxBatch, and commits
-// them together. A caller waits only for the transaction that holds its
-// write, and the disk is flushed once per transaction, not per write.
+// commitLoop commits the writes as they come: it takes every write that
+// waits, up to maxBatch, and commits them together. A caller waits only
+// for the transaction that holds its write, and the disk is flushed once
+// per transaction, not per write.
 func (s *Store) commitLoop() {
 	defer close(s.stopped)
 	batch := make([]*write, 0, maxBatch)
 	for {
 		select {
-		case w := <-s.writes:
-			batch = append(batch[:0], w)
-			s.taken.Add(1)
+		case <-s.kick:
 		case <-s.quit:
 			return
 		}
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case w := <-s.writes:
-				batch = append(batch, w)
-				s.taken.Add(1)
-			default:
-				break more
+		for {
+			s.mu.Lock()
+			n := min(len(s.queue), maxBatch)
+			batch = append(batch[:0], s.queue[:n]...)
+			rest := copy(s.queue, s.queue[n:])
+			clear(s.queue[rest:])
+			s.queue = s.queue[:rest]
+			s.mu.Unlock()
+			if n == 0 {
+				break
 			}
+			s.taken.Add(int64(n))
+			s.commit(batch)
+			clear(batch)
 		}
-		s.commit(batch)
-		clear(batch)
 	}
 }
 
@@ -225,6 +237,20 @@ func (s *Store) commitLoop() {
 // rolled back and each write is made alone, so that each caller gets the
 // outcome of its own write: another's error never becomes its error.
 func (s *Store) commit(batch []*write) {
+	defer func() {
+		// A panic in a write must not end the process from a goroutine
+		// no handler covers: every write not yet answered gets it as its
+		// error (its transaction was rolled back).
+		if p := recover(); p != nil {
+			err := fmt.Errorf("league store: panic in a write: %v", p)
+			for _, w := range batch {
+				select {
+				case w.done <- err:
+				default: // answered already
+				}
+			}
+		}
+	}()
 	live := batch[:0]
 	for _, w := range batch {
 		if err := w.ctx.Err(); err != nil {
@@ -265,28 +291,37 @@ func (s *Store) inOne(ws []*write) error {
 }
 
 // write hands apply to the commit loop and waits until the transaction
-// that holds it is committed or has failed, or until ctx ends (the write
-// may then still be made, as a statement may be whose context ends while
-// it commits).
+// that holds it is committed or has failed. A caller whose ctx ends while
+// its write waits to be taken takes it back (nothing of it is written);
+// once taken, its outcome is its transaction's, which it waits for: its
+// statements run under ctx, so it does not wait long, and what it is told
+// is what the store holds.
 func (s *Store) write(ctx context.Context, apply func(ctx context.Context, tx *sql.Tx) error) error {
 	w := &write{ctx: ctx, apply: apply, done: make(chan error, 1)}
-	s.waiting.Add(1)
-	select {
-	case s.writes <- w:
-		s.waiting.Add(-1)
-	case <-ctx.Done():
-		s.waiting.Add(-1)
-		return ctx.Err()
-	case <-s.quit:
-		s.waiting.Add(-1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
+	}
+	s.queue = append(s.queue, w)
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default: // the loop has been woken already and will take it
 	}
 	select {
 	case err := <-w.done:
 		return err
 	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	if i := slices.Index(s.queue, w); i >= 0 {
+		s.queue = slices.Delete(s.queue, i, i+1)
+		s.mu.Unlock()
 		return ctx.Err()
 	}
+	s.mu.Unlock()
+	return <-w.done
 }
 
 // exec is a write of one statement.
