@@ -736,8 +736,11 @@ func TestResultWrittenWithoutTheLock(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		s := &gatedStore{Store: openStore(t, sqlite.Memory), entered: make(chan struct{}), gate: make(chan struct{})}
+		var opened sync.Once
+		open := func() { opened.Do(func() { close(s.gate) }) }
 		h := newHarness(t, n, league.Options{Store: s})
 		defer h.stop()
+		defer open() // a failing test does not hang on the gate
 		ref, sm := h.oneMatch()
 		type reported struct {
 			status string
@@ -749,7 +752,19 @@ func TestResultWrittenWithoutTheLock(t *testing.T) {
 			first <- reported{status, err}
 		}()
 		<-s.entered
-		is.Equal(h.status().MatchesPlayed, 0) // answered during the write
+		answered := make(chan league.Status, 1)
+		go func() {
+			var st league.Status
+			if err := h.call(protocol.MethodGetLeagueStatus, map[string]any{"protocol": protocol.Version}, &st); err == nil {
+				answered <- st
+			}
+		}()
+		select {
+		case st := <-answered:
+			is.Equal(st.MatchesPlayed, 0) // answered during the write
+		case <-time.After(10 * time.Second):
+			t.Fatal("the manager did not answer while a result was written")
+		}
 		go func() {
 			status, err := ref.report(sm, "A")
 			second <- reported{status, err}
@@ -759,7 +774,7 @@ func TestResultWrittenWithoutTheLock(t *testing.T) {
 		for i := 0; i < 10000 && s.saveResults() < 2; i++ {
 			runtime.Gosched()
 		}
-		close(s.gate)
+		open()
 		r1, r2 := <-first, <-second
 		is.NoErr(r1.err)
 		is.Equal(r1.status, protocol.StatusAccepted)

@@ -483,6 +483,15 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	busy := make(chan struct{})
 	m.recording[mt] = busy
 	m.mu.Unlock()
+	written := false
+	defer func() {
+		if !written { // the write panicked: the match's other reports go on
+			m.mu.Lock()
+			delete(m.recording, mt)
+			close(busy)
+			m.mu.Unlock()
+		}
+	}()
 	status, msg := protocol.StatusAccepted, ""
 	err = m.persist(ctx, "result", func(ctx context.Context, s Store) error {
 		inserted, err := s.SaveResult(ctx, resultRecord(o, mt.Round, rep.ConversationID, m.clock()))
@@ -505,6 +514,7 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	m.mu.Lock()
 	delete(m.recording, mt)
 	close(busy)
+	written = true
 	if err != nil {
 		m.mu.Unlock()
 		return nil, err
