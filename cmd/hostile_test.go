@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -311,6 +313,11 @@ func TestSpoofedSenderCannotSpendAnAgentsBudget(t *testing.T) {
 	var refusal string
 	for i := 0; refusal == "" && i < 2*limit.Burst; i++ {
 		resp, err := spoofer.Post(h.ep, "application/json", bytes.NewReader(query))
+		if i == 0 && errors.Is(err, syscall.EADDRNOTAVAIL) {
+			// Linux answers for all of 127.0.0.0/8; macOS only for
+			// 127.0.0.1 unless told otherwise.
+			t.Skip("127.0.0.2 is not an address of this host:", err)
+		}
 		is.NoErr(err)
 		b, err := io.ReadAll(resp.Body)
 		resp.Body.Close()

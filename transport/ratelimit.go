@@ -3,7 +3,9 @@ package transport
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -63,28 +65,58 @@ func (m *Mux) SetRateLimit(l RateLimit) {
 const AddressFactor = 10
 
 // allowRequest spends one request of r's sender at peer's address (r nil:
-// a request that could not be read), and one of the address.
+// a request that could not be read) and one of the address, or neither:
+// a request refused by either spends nothing of the other, so that a
+// sender over its own rate does not spend the budget of the others at its
+// address.
 func (l *limiters) allowRequest(r *Request, peer Peer) error {
+	addr := addressOf(peer)
+	own, who := "peer "+addr, addr
+	if r != nil && r.Env != nil && r.Env.Sender != "" {
+		own, who = "sender "+addr+" "+r.Env.Sender, "sender "+r.Env.Sender+" at "+addr
+	}
+	all := RateLimit{PerSecond: l.limit.PerSecond * AddressFactor, Burst: l.limit.Burst * AddressFactor}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.clock()
+	mine, theirs := l.limiterLocked(own, l.limit, now), l.limiterLocked("address "+addr, all, now)
+	first := mine.ReserveN(now, 1)
+	if !first.OK() || first.DelayFrom(now) > 0 {
+		first.CancelAt(now)
+		return refusal(l.limit, who)
+	}
+	second := theirs.ReserveN(now, 1)
+	if !second.OK() || second.DelayFrom(now) > 0 {
+		second.CancelAt(now)
+		first.CancelAt(now)
+		return refusal(all, "address "+addr)
+	}
+	return nil
+}
+
+// addressOf is who a peer is for its address's budget: its IP address,
+// or for IPv6 its /64 (one host's, or one site's, whose addresses are
+// its own to pick), or the bus's "mem".
+func addressOf(peer Peer) string {
 	host, _, err := net.SplitHostPort(peer.Addr)
 	if err != nil {
 		host = peer.Addr
 	}
-	all := RateLimit{PerSecond: l.limit.PerSecond * AddressFactor, Burst: l.limit.Burst * AddressFactor}
-	if err := l.allow("address "+host, all, "address "+host); err != nil {
-		return err
+	ip, err := netip.ParseAddr(host)
+	switch {
+	case err != nil:
+		return host
+	case ip.Is4In6():
+		return ip.Unmap().String()
+	case ip.Is6():
+		p, _ := ip.WithZone("").Prefix(64)
+		return p.String()
 	}
-	if r != nil && r.Env != nil && r.Env.Sender != "" {
-		return l.allow("sender "+host+" "+r.Env.Sender, l.limit, "sender "+r.Env.Sender+" at "+host)
-	}
-	return l.allow("peer "+host, l.limit, host)
+	return ip.String()
 }
 
-// allow spends one request of key, limited to lim, or returns the E014
-// that refuses it, which names who as the one over its rate.
-func (l *limiters) allow(key string, lim RateLimit, who string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.clock()
+// limiterLocked is the limiter of key, made with lim if it has none.
+func (l *limiters) limiterLocked(key string, lim RateLimit, now time.Time) *rate.Limiter {
 	e := l.byKey[key]
 	if e == nil {
 		if len(l.byKey) >= maxLimited {
@@ -94,16 +126,19 @@ func (l *limiters) allow(key string, lim RateLimit, who string) error {
 		l.byKey[key] = e
 	}
 	e.seen = now
-	if e.lim.AllowN(now, 1) {
-		return nil
-	}
+	return e.lim
+}
+
+// refusal is the E014 of who, over lim.
+func refusal(lim RateLimit, who string) error {
 	wait := time.Duration(float64(time.Second) / lim.PerSecond)
+	rate := strconv.FormatFloat(lim.PerSecond, 'f', -1, 64)
 	// The spec's example of E014 gives "limit" as text and
 	// "retry_after_sec" as a whole number of seconds (rounded up here, so
 	// never 0); the numbers beside them are exact.
 	return &protocol.Error{Code: protocol.ErrRateLimitExceeded,
-		Detail: fmt.Sprintf("more than %g requests per second from %s", lim.PerSecond, protocol.Clip(who)),
-		Context: map[string]any{"limit": fmt.Sprintf("%g requests/sec", lim.PerSecond),
+		Detail: fmt.Sprintf("more than %s requests per second from %s", rate, protocol.Clip(who)),
+		Context: map[string]any{"limit": rate + " requests/sec",
 			"limit_per_second": lim.PerSecond, "burst": lim.Burst,
 			"retry_after_sec": int64(max((wait+time.Second-1)/time.Second, 1)),
 			"retry_after_ms":  max(wait.Milliseconds(), 1)}}

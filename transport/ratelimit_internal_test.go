@@ -2,6 +2,7 @@ package transport
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,7 +59,7 @@ func TestRateLimitAddressBoundsEverySender(t *testing.T) {
 	err := l.allowRequest(nil, p) // a request without a sender, the third
 	is.Equal(err.Error(), "E014 RATE_LIMIT_EXCEEDED: more than 1 requests per second from 10.0.0.3")
 	is.Equal(err.(*protocol.Error).Context["retry_after_ms"], int64(1000))
-	spent := 3
+	spent := 2 // a refused request spends nothing of its address
 	for i := 0; spent < 2*AddressFactor; i++ {
 		is.NoErr(l.allowRequest(from(fmt.Sprintf("player:X%d", i)), p))
 		spent++
@@ -75,6 +76,50 @@ func TestRateLimitAddressBoundsEverySender(t *testing.T) {
 	is.NoErr(l.allowRequest(from("player:P02"), bus))
 }
 
+// TestRateLimitRefusedSpendsNothing: a sender over its own rate, which is
+// refused, spends nothing of its address's budget: the other agents at
+// its address (one host's) still have all of it.
+func TestRateLimitRefusedSpendsNothing(t *testing.T) {
+	is := is.New(t)
+	l := fixedLimiters(RateLimit{PerSecond: 1, Burst: 3})
+	host := Peer{Network: "http", Addr: "127.0.0.1:40000"}
+	refused := 0
+	for range 10 * AddressFactor * 3 {
+		if l.allowRequest(from("player:P01"), host) != nil {
+			refused++
+		}
+	}
+	is.Equal(refused, 10*AddressFactor*3-3) // all but its burst
+	for i := range AddressFactor*3 - 3 {
+		is.NoErr(l.allowRequest(from(fmt.Sprintf("player:Q%d", i%9)), host)) // the address's budget, whole but for P01's 3
+	}
+	err := l.allowRequest(from("referee:REF01"), host)
+	is.True(strings.Contains(err.Error(), "from address 127.0.0.1")) // now it is spent
+}
+
+// TestRateLimitAddresses: an IPv6 client is its /64, whose addresses are
+// its own to pick; an IPv4 address mapped into IPv6 is the IPv4 one.
+func TestRateLimitAddresses(t *testing.T) {
+	is := is.New(t)
+	for _, tc := range []struct{ addr, want string }{
+		{"10.1.2.3:80", "10.1.2.3"},
+		{"[2001:db8:1:2:aaaa::1]:80", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:bbbb::7]:9", "2001:db8:1:2::/64"},
+		{"[fe80::1%eth0]:80", "fe80::/64"},
+		{"[::ffff:10.1.2.3]:80", "10.1.2.3"},
+		{"[::1]:80", "::/64"},
+		{"mem", "mem"},
+	} {
+		is.Equal(addressOf(Peer{Addr: tc.addr}), tc.want) // tc.addr
+	}
+	l := fixedLimiters(RateLimit{PerSecond: 1, Burst: 1})
+	for i := range AddressFactor {
+		is.NoErr(l.allowRequest(from(fmt.Sprintf("player:P%d", i)), Peer{Addr: fmt.Sprintf("[2001:db8::%x]:1", i+1)}))
+	}
+	err := l.allowRequest(from("player:Z"), Peer{Addr: "[2001:db8::ffff]:1"})
+	is.True(strings.Contains(err.Error(), "from address 2001:db8::/64")) // a new address of the same /64 buys nothing
+}
+
 // TestRateLimitTableIsBounded: senders made up by the thousand cannot
 // grow the table past maxLimited; the least recently seen go first.
 func TestRateLimitTableIsBounded(t *testing.T) {
@@ -82,15 +127,18 @@ func TestRateLimitTableIsBounded(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	l := &limiters{limit: RateLimit{PerSecond: 1, Burst: 1}, byKey: map[string]*limited{}, clock: func() time.Time { return now }}
 	kept := Peer{Network: "http", Addr: "10.0.0.1:1"}
+	peak := 0
 	is.NoErr(l.allowRequest(from("referee:REF01"), kept))
 	for i := range 3 * maxLimited {
 		now = now.Add(time.Millisecond)
 		if i%100 == 0 { // the referee keeps being seen
 			_ = l.allowRequest(from("referee:REF01"), kept)
 		}
-		_ = l.allowRequest(from(fmt.Sprintf("player:Z%d", i)), Peer{Network: "http", Addr: "10.0.0.9:1"})
+		_ = l.allowRequest(from(fmt.Sprintf("player:Z%d", i)), Peer{Network: "http", Addr: fmt.Sprintf("10.%d.%d.9:1", i>>8&255, i&255)})
 		is.True(len(l.byKey) <= maxLimited)
+		peak = max(peak, len(l.byKey))
 	}
+	is.True(peak > maxLimited*3/4) // it filled, and was trimmed
 	_, ok := l.byKey["sender 10.0.0.1 referee:REF01"]
 	is.True(ok) // seen lately, so kept
 }
