@@ -28,10 +28,11 @@ type ClientConfig struct {
 	// (default 64: a referee's concurrent matches reuse them).
 	MaxIdleConnsPerHost int
 	// MaxIdleConns is how many idle connections are kept in all (default
-	// 4096). Each agent of a league is a peer of its own, so this is what
-	// bounds the league a client can call without dialing again: a
-	// manager keeps one to each player, and a bound below the number of
-	// players closes and dials connections all through the league.
+	// DefaultMaxIdleConns()). Each agent of a league is a peer of its own,
+	// so this is what bounds the league a client can call without dialing
+	// again: a manager keeps one to each player, and a bound below the
+	// number of players closes and dials connections all through the
+	// league.
 	MaxIdleConns int
 	// DialTimeout bounds connecting (default 5s; the call's deadline also
 	// applies).
@@ -45,9 +46,22 @@ const idleConnTimeout = 90 * time.Second
 const (
 	DefaultMaxResponseBytes    = 8 << 20
 	DefaultMaxIdleConnsPerHost = 64
-	DefaultMaxIdleConns        = 4096
 	DefaultDialTimeout         = 5 * time.Second
 )
+
+// DefaultMaxIdleConns is the idle connections a client keeps by default:
+// 4,096, one for each agent of a league of thousands, or a quarter of the
+// files the process may open when that is less (an idle connection is a
+// file, and in a league of one process its server's end is another), but
+// never fewer than 256.
+func DefaultMaxIdleConns() int { return idleConnsFor(openFiles()) }
+
+func idleConnsFor(files uint64) int {
+	if files == 0 {
+		return 4096
+	}
+	return int(max(256, min(4096, files/4)))
+}
 
 // Client is the HTTP RoundTripper: one POST per call, kept-alive
 // connections, and no http.DefaultClient. Calls to http:// endpoints are
@@ -72,7 +86,7 @@ func NewClient(cfg ClientConfig) *Client {
 		cfg.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
 	}
 	if cfg.MaxIdleConns <= 0 {
-		cfg.MaxIdleConns = DefaultMaxIdleConns
+		cfg.MaxIdleConns = DefaultMaxIdleConns()
 	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = DefaultDialTimeout
