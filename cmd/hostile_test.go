@@ -131,7 +131,7 @@ func TestHostileInputThenLeague(t *testing.T) {
 	cfg := config.Default()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	h := hostManager(t, ctx, cfg, rateLimitOf(cfg))
+	h := hostManager(t, ctx, cfg, rateLimitOf(cfg, nil))
 	mgr, ep := h.mgr, h.ep
 
 	runtime.GC()
@@ -212,8 +212,10 @@ type hostedLeague struct {
 // hostedSeed is the seed of a hostedLeague's league.
 const hostedSeed = 4242
 
-// hostManager serves a manager limited to limit, running until ctx ends
-// or the test does; its logger fails nothing but records panics.
+// hostManager serves a manager limited to limit, which as serve-manager's
+// does not hold back the league's own agents (Manager.Vouches), running
+// until ctx ends or the test does; its logger fails nothing but records
+// panics.
 func hostManager(t *testing.T, ctx context.Context, cfg config.Config, limit transport.RateLimit) *hostedLeague {
 	t.Helper()
 	watch := &panicWatch{}
@@ -234,6 +236,7 @@ func hostManager(t *testing.T, ctx context.Context, cfg config.Config, limit tra
 	mo.Endpoint, mo.AdminToken = ep, "the-admin"
 	mgr := league.New(mo, caller, logger)
 	mux := mgr.Handler()
+	limit.Trusted = mgr.Vouches
 	mux.SetRateLimit(limit)
 	mgrSrv.Set(mux)
 	go func() { _, _ = mgr.Run(ctx) }()
@@ -246,7 +249,14 @@ func hostManager(t *testing.T, ctx context.Context, cfg config.Config, limit tra
 // untouched manager.
 func (h *hostedLeague) playLeague(t *testing.T, ctx context.Context) {
 	t.Helper()
-	is := is.New(t)
+	h.register(t, ctx)
+	h.finish(t, ctx)
+}
+
+// register starts a referee, REF01, and four players over loopback HTTP
+// and returns once they have registered with the manager.
+func (h *hostedLeague) register(t *testing.T, ctx context.Context) {
+	t.Helper()
 	cfg, ep, mgr := h.cfg, h.ep, h.mgr
 	n := transporttest.HTTP()
 	refSrv := &transport.LateMux{}
@@ -267,7 +277,6 @@ func (h *hostedLeague) playLeague(t *testing.T, ctx context.Context) {
 		srv.Set(p.Handler())
 		go func() { _ = p.Run(ctx) }()
 	}
-	start := n.Client(5 * time.Second)
 	for mgr.Status().Players < 4 || mgr.Status().Referees < 1 {
 		select {
 		case <-ctx.Done():
@@ -275,6 +284,16 @@ func (h *hostedLeague) playLeague(t *testing.T, ctx context.Context) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// finish starts the league its agents registered for, waits for its end
+// and checks that it ended with the standings of the same league on an
+// untouched manager.
+func (h *hostedLeague) finish(t *testing.T, ctx context.Context) {
+	t.Helper()
+	is := is.New(t)
+	cfg, ep, mgr := h.cfg, h.ep, h.mgr
+	start := transporttest.HTTP().Client(5 * time.Second)
 	is.NoErr(start.Call(ctx, ep, protocol.MethodStartLeague, map[string]any{"protocol": protocol.Version, "auth_token": "the-admin"}, nil))
 	select {
 	case <-mgr.Done():
@@ -284,6 +303,48 @@ func (h *hostedLeague) playLeague(t *testing.T, ctx context.Context) {
 	clean := playLeague(t, transporttest.Mem(), leagueSpec{cfg: cfg, seed: hostedSeed, players: 4, referees: 1,
 		strategies: strategiesOf(t, "random"), maxConcurrent: 10})
 	is.Equal(mgr.Result().FinalStandings, clean.FinalStandings) // the attack changed nothing
+}
+
+// spoofLimit is the rate limit of the spoofing tests: nothing is refilled
+// while a test runs, so what is spent stays spent.
+var spoofLimit = transport.RateLimit{PerSecond: 0.001, Burst: 30}
+
+// floodAsReferee sends the manager, from the loopback address from,
+// queries that name REF01 as their sender with a token not its own, until
+// it is refused for its rate (the rest of spoofLimit.Burst, of which spent
+// were spent already, are answered with refusal, an error code), and
+// returns that refusal.
+func floodAsReferee(t *testing.T, h *hostedLeague, from net.IP, spent int, refusal string) string {
+	t.Helper()
+	is := is.New(t)
+	spoofer := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
+		LocalAddr: &net.TCPAddr{IP: from}}).DialContext}}
+	defer spoofer.CloseIdleConnections()
+	query := []byte(`{"jsonrpc":"2.0","method":"league_query","id":1,"params":{"protocol":"league.v2",` +
+		`"message_type":"LEAGUE_QUERY","sender":"referee:REF01","timestamp":"2026-11-21T12:00:00Z",` +
+		`"conversation_id":"conv-spoof","auth_token":"not-the-referees","league_id":"league_2025_even_odd",` +
+		`"query_type":"GET_STANDINGS"}}`)
+	for i := spent; i <= spoofLimit.Burst; i++ {
+		resp, err := spoofer.Post(h.ep, "application/json", bytes.NewReader(query))
+		if i == spent && errors.Is(err, syscall.EADDRNOTAVAIL) {
+			// Linux answers for all of 127.0.0.0/8; macOS only for
+			// 127.0.0.1 unless told otherwise.
+			t.Skip(from, "is not an address of this host:", err)
+		}
+		is.NoErr(err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		is.NoErr(err)
+		if i < spoofLimit.Burst {
+			if !bytes.Contains(b, []byte(`"error_code":"`+refusal+`"`)) {
+				t.Fatalf("answer %d: %s", i, b) // each refused on its merits
+			}
+			continue
+		}
+		is.True(bytes.Contains(b, []byte(`"E014"`))) // the whole burst went first
+		return string(b)
+	}
+	return ""
 }
 
 // TestSpoofedSenderCannotSpendAnAgentsBudget: a client on another address
@@ -297,41 +358,31 @@ func TestSpoofedSenderCannotSpendAnAgentsBudget(t *testing.T) {
 	is := is.New(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// Nothing is refilled while the test runs: what is spent stays spent.
-	limit := transport.RateLimit{PerSecond: 0.001, Burst: 30}
-	h := hostManager(t, ctx, config.Default(), limit)
-
-	// The spoofer's connections come from 127.0.0.2, another address of
-	// the loopback.
-	spoofer := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{
-		LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
-	defer spoofer.CloseIdleConnections()
-	query := []byte(`{"jsonrpc":"2.0","method":"league_query","id":1,"params":{"protocol":"league.v2",` +
-		`"message_type":"LEAGUE_QUERY","sender":"referee:REF01","timestamp":"2026-11-21T12:00:00Z",` +
-		`"conversation_id":"conv-spoof","auth_token":"not-the-referees","league_id":"league_2025_even_odd",` +
-		`"query_type":"GET_STANDINGS"}}`)
-	var refusal string
-	for i := 0; refusal == "" && i < 2*limit.Burst; i++ {
-		resp, err := spoofer.Post(h.ep, "application/json", bytes.NewReader(query))
-		if i == 0 && errors.Is(err, syscall.EADDRNOTAVAIL) {
-			// Linux answers for all of 127.0.0.0/8; macOS only for
-			// 127.0.0.1 unless told otherwise.
-			t.Skip("127.0.0.2 is not an address of this host:", err)
-		}
-		is.NoErr(err)
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		is.NoErr(err)
-		if bytes.Contains(b, []byte(`"E014"`)) {
-			refusal = string(b)
-			is.Equal(i, limit.Burst) // the whole burst went first
-		} else {
-			is.True(bytes.Contains(b, []byte(`"E004"`))) // each refused: no REF01 yet
-		}
-	}
+	h := hostManager(t, ctx, config.Default(), spoofLimit)
+	refusal := floodAsReferee(t, h, net.IPv4(127, 0, 0, 2), 0, "E004")      // no REF01 yet
 	is.True(strings.Contains(refusal, "sender referee:REF01 at 127.0.0.2")) // the spoofer's own budget is spent
-
 	h.playLeague(t, ctx)
+	h.watch.mu.Lock()
+	defer h.watch.mu.Unlock()
+	is.Equal(len(h.watch.panics), 0)
+}
+
+// TestSpoofedSenderOnTheAgentsHost: a client on the referee's own host
+// (the same address) that floods the manager in the registered
+// referee's name spends that name's budget at that address, but the
+// referee's own requests, which carry its token, are not held back by
+// any budget: the league ends as an untouched one.
+func TestSpoofedSenderOnTheAgentsHost(t *testing.T) {
+	is := is.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h := hostManager(t, ctx, config.Default(), spoofLimit)
+	h.register(t, ctx)
+	// REF01's registration, which had no token yet, spent one; the
+	// flood is REF01's name without its token.
+	refusal := floodAsReferee(t, h, net.IPv4(127, 0, 0, 1), 1, "E012")
+	is.True(strings.Contains(refusal, "sender referee:REF01 at 127.0.0.1"))
+	h.finish(t, ctx)
 	h.watch.mu.Lock()
 	defer h.watch.mu.Unlock()
 	is.Equal(len(h.watch.panics), 0)

@@ -76,6 +76,9 @@ type agentServer struct {
 	// listening, when set, is given the listener once it serves (a player
 	// that crashes on purpose closes it).
 	listening func(l transport.Listener)
+	// trusted, when set, vouches for the requests of the agent's own
+	// league, which the rate limit does not hold back.
+	trusted func(*transport.Request) bool
 }
 
 // serve binds the address, builds the agent for its endpoint, prints the
@@ -100,7 +103,7 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 	// A handler may take as long as a parity answer with its retries, or a
 	// get_league_result wait; the write timeout must outlast both.
 	srvCfg := httprpc.ServerConfig{WriteTimeout: max(httprpc.DefaultWriteTimeout, 2*cfg.Timeouts.Choice+3*cfg.Timeouts.Generic)}
-	agent.mux.SetRateLimit(rateLimitOf(cfg))
+	agent.mux.SetRateLimit(rateLimitOf(cfg, agent.trusted))
 	l := httprpc.ServeOn(ln, agent.mux, srvCfg, logger)
 	if agent.listening != nil {
 		agent.listening(l)

@@ -115,7 +115,7 @@ first line of stdout.`,
 					"players", st.Players, "referees", st.Referees, "matches_completed", st.MatchesPlayed,
 					"registration_window", window.String(), "min_players", o.minPlayers,
 					"admin_token_set", mo.AdminToken != "")
-				return &agentServer{mux: mgr.Handler(), run: func(ctx context.Context) error {
+				return &agentServer{mux: mgr.Handler(), trusted: mgr.Vouches, run: func(ctx context.Context) error {
 					_, err := mgr.Run(ctx)
 					return err
 				}}, nil
@@ -162,7 +162,7 @@ URL is the first line of stdout.`,
 				opts.RequestedID, opts.DisplayName, opts.MaxConcurrent = o.id, o.name, o.maxConcurrent
 				opts.ManagerEndpoint, opts.Endpoint, opts.Words = o.manager, endpoint, protocol.NewWords()
 				ref := referee.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, opts.Words), logger)
-				return &agentServer{mux: ref.Handler(), run: ref.Run}, nil
+				return &agentServer{mux: ref.Handler(), run: ref.Run, trusted: ref.Vouches}, nil
 			}))
 		},
 	}

@@ -400,6 +400,38 @@ func (m *Manager) newToken(role protocol.Role, id string) (string, error) {
 // authenticate checks that env comes from a registered agent of one of the
 // roles, with its own token.
 func (m *Manager) authenticate(env *protocol.Envelope, roles ...protocol.Role) (*agent, error) {
+	a, err := m.verify(env)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if a.token == "" {
+		// A manager restored from its store knows only the hash; the agent
+		// has just shown the token, so it can be sent the token again.
+		a.setToken(env.AuthToken)
+	}
+	m.mu.Unlock()
+	if !containsRole(roles, a.role) {
+		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "a %s may not send this", a.role)
+	}
+	return a, nil
+}
+
+// Vouches reports whether r comes from an agent registered in this
+// league, as its sender says, with that agent's own token: for the rate
+// limit (transport.RateLimit.Trusted), which does not hold back the
+// league's own agents.
+func (m *Manager) Vouches(r *transport.Request) bool {
+	if r.Env == nil {
+		return false
+	}
+	_, err := m.verify(r.Env)
+	return err == nil
+}
+
+// verify finds the registered agent env's sender names and checks that
+// env carries its token.
+func (m *Manager) verify(env *protocol.Envelope) (*agent, error) {
 	s, err := protocol.ParseSender(env.Sender)
 	if err != nil || s.ID == "" {
 		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "sender must name a registered agent, as <role>:<id>")
@@ -417,16 +449,6 @@ func (m *Manager) authenticate(env *protocol.Envelope, roles ...protocol.Role) (
 	h := sha256.Sum256([]byte(env.AuthToken))
 	if subtle.ConstantTimeCompare(h[:], a.tokenHash[:]) != 1 {
 		return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token does not belong to %s", s)
-	}
-	m.mu.Lock()
-	if a.token == "" {
-		// A manager restored from its store knows only the hash; the agent
-		// has just shown the token, so it can be sent the token again.
-		a.setToken(env.AuthToken)
-	}
-	m.mu.Unlock()
-	if !containsRole(roles, a.role) {
-		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "a %s may not send this", a.role)
 	}
 	return a, nil
 }

@@ -499,3 +499,29 @@ func TestStartByRegistrationWindow(t *testing.T) {
 		is.Equal(h.status().State, league.StateCompleted)
 	})
 }
+
+// TestVouches: the manager vouches, for its rate limit, for a message of a
+// registered agent, as its sender names it, with that agent's own token,
+// and for nothing else.
+func TestVouches(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{})
+		defer h.stop()
+		p1, err := h.registerPlayer("player:P01", endpoint("p1"))
+		is.NoErr(err)
+		p2, err := h.registerPlayer("player:P02", endpoint("p2"))
+		is.NoErr(err)
+		req := func(sender, token string) *transport.Request {
+			env := envelope(protocol.TypeLeagueQuery, sender, token)
+			return &transport.Request{Env: &env}
+		}
+		is.True(h.mgr.Vouches(req("player:P01", p1.AuthToken)))
+		is.True(h.mgr.Vouches(req("player:P02", p2.AuthToken)))
+		is.True(!h.mgr.Vouches(req("player:P01", p2.AuthToken)))  // another agent's token
+		is.True(!h.mgr.Vouches(req("referee:P01", p1.AuthToken))) // its token, another role
+		is.True(!h.mgr.Vouches(req("player:P03", p1.AuthToken)))  // not registered
+		is.True(!h.mgr.Vouches(req("player:P01", "")))
+		is.True(!h.mgr.Vouches(&transport.Request{Method: "ping"})) // no envelope
+	})
+}

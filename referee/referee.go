@@ -8,6 +8,7 @@ package referee
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -388,6 +389,24 @@ func (r *Referee) envelope(t protocol.MessageType, conversation string) protocol
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.origin.Envelope(r.idLocked(), t, r.clock(), conversation, r.leagueID, r.token)
+}
+
+// Vouches reports whether r comes from this referee's league manager: a
+// message from the league manager that carries the token it gave this
+// referee. For the rate limit (transport.RateLimit.Trusted), which does
+// not hold back the manager's calls, as many as the matches it hands out.
+func (r *Referee) Vouches(req *transport.Request) bool {
+	env := req.Env
+	if env == nil || env.AuthToken == "" {
+		return false
+	}
+	if s, err := protocol.ParseSender(env.Sender); err != nil || s.Role != protocol.RoleLeagueManager {
+		return false
+	}
+	r.mu.Lock()
+	token := r.token
+	r.mu.Unlock()
+	return token != "" && subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(token)) == 1
 }
 
 // checkManager refuses a manager message carrying a token other than this

@@ -519,3 +519,26 @@ func TestStartMatchWaitingWhenRegistrationFails(t *testing.T) {
 		is.Equal(len(p1.invites), 0)
 	})
 }
+
+// TestVouches: the referee vouches, for its rate limit, for a message of
+// its league manager carrying the token it was given, and for nothing
+// else.
+func TestVouches(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, baseOptions(), newFakeManager(), "")
+		req := func(sender, token string) *transport.Request {
+			env := mgrEnvelope(protocol.TypeStartMatch, "conv", token)
+			env.Sender = sender
+			return &transport.Request{Env: &env}
+		}
+		is.True(!h.ref.Vouches(req("league_manager:LM01", refToken))) // not registered: no token yet
+		h.startRegistered()
+		is.True(h.ref.Vouches(req("league_manager:LM01", refToken)))
+		is.True(h.ref.Vouches(req("league_manager", refToken)))
+		is.True(!h.ref.Vouches(req("league_manager:LM01", refToken+"x")))
+		is.True(!h.ref.Vouches(req("league_manager:LM01", "")))     // other implementations' managers send none: limited
+		is.True(!h.ref.Vouches(req("player:P01", refToken)))        // the token, but not the manager's message
+		is.True(!h.ref.Vouches(&transport.Request{Method: "ping"})) // no envelope
+	})
+}

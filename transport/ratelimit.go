@@ -19,6 +19,12 @@ import (
 type RateLimit struct {
 	PerSecond float64
 	Burst     int
+	// Trusted, when set, tells the requests whose sender the server can
+	// prove (by the token it gave or was given) rather than take on the
+	// request's word: those of its own league's agents. Such a sender has
+	// a budget of its own wherever it calls from, which no one else can
+	// spend, and spends nothing of its address's.
+	Trusted func(*Request) bool
 }
 
 // maxLimited bounds the senders a Mux keeps limiters for, so that spoofed
@@ -47,7 +53,8 @@ type limited struct {
 // agent's (a flood naming the referee must not make the referee's reports
 // wait). A request that names no sender counts as a sender named by its
 // address. The address's budget bounds a client that names a new sender
-// with every request.
+// with every request. A sender l.Trusted vouches for has a budget of its
+// own, whatever its address.
 func (m *Mux) SetRateLimit(l RateLimit) {
 	if l.PerSecond <= 0 {
 		m.limits = nil
@@ -70,6 +77,15 @@ const AddressFactor = 10
 // sender over its own rate does not spend the budget of the others at its
 // address.
 func (l *limiters) allowRequest(r *Request, peer Peer) error {
+	if r != nil && r.Env != nil && l.limit.Trusted != nil && l.limit.Trusted(r) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		now := l.clock()
+		if !l.limiterLocked("agent "+r.Env.Sender, l.limit, now).AllowN(now, 1) {
+			return refusal(l.limit, r.Env.Sender)
+		}
+		return nil
+	}
 	addr := addressOf(peer)
 	own, who := "peer "+addr, addr
 	if r != nil && r.Env != nil && r.Env.Sender != "" {

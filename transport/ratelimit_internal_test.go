@@ -161,3 +161,35 @@ func TestRateLimitRetryAfter(t *testing.T) {
 		is.Equal(ctx["limit"], fmt.Sprintf("%g requests/sec", tc.perSecond))
 	}
 }
+
+// TestRateLimitTrusted: a sender the server vouches for has a budget of
+// its own, whatever its address, which no one else can spend and which
+// spends nothing of its address's; a request it does not vouch for is
+// limited as any.
+func TestRateLimitTrusted(t *testing.T) {
+	is := is.New(t)
+	l := fixedLimiters(RateLimit{PerSecond: 1, Burst: 2, Trusted: func(r *Request) bool {
+		return r.Env.AuthToken == "the-referees"
+	}})
+	host := Peer{Network: "http", Addr: "10.0.0.1:1"}
+	ref := func(token string) *Request {
+		return &Request{Env: &protocol.Envelope{Sender: "referee:REF01", AuthToken: token}}
+	}
+	for range 2 * AddressFactor * 3 { // a spoofer at the referee's address: its name, a guess at its token
+		_ = l.allowRequest(ref("a-guess"), host)
+		_ = l.allowRequest(from(fmt.Sprintf("player:S%d", len(l.byKey))), host)
+	}
+	is.Equal(protocol.CodeOf(l.allowRequest(ref("a-guess"), host)), protocol.ErrRateLimitExceeded)
+	is.NoErr(l.allowRequest(ref("the-referees"), host))                                      // the referee's own budget is whole
+	is.NoErr(l.allowRequest(ref("the-referees"), Peer{Network: "http", Addr: "10.9.9.9:1"})) // wherever it calls from
+	err := l.allowRequest(ref("the-referees"), host)                                         // but it is a budget
+	is.Equal(err.Error(), "E014 RATE_LIMIT_EXCEEDED: more than 1 requests per second from referee:REF01")
+
+	l = fixedLimiters(l.limit)
+	for range 10 {
+		_ = l.allowRequest(ref("the-referees"), host)
+	}
+	for i := range 2 * AddressFactor {
+		is.NoErr(l.allowRequest(from(fmt.Sprintf("player:P%d", i)), host)) // the address's budget is whole
+	}
+}
