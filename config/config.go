@@ -33,8 +33,9 @@ type Config struct {
 // Limits protect a server from a flood: each sender may make Rate
 // requests per second, in bursts of Burst (0: no limit), counted at the
 // address it calls from, and each address ten times that whatever senders
-// it names (transport.SetRateLimit). Only servers of separate processes
-// use them; a league in one process trusts itself.
+// it names; a sender the server proves by its token has that budget of
+// its own wherever it calls from (transport.SetRateLimit). Only servers of
+// separate processes use them; a league in one process trusts itself.
 type Limits struct {
 	Rate  float64 `mapstructure:"rate"`
 	Burst int     `mapstructure:"burst"`
