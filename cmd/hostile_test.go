@@ -207,6 +207,8 @@ type hostedLeague struct {
 	caller *transport.Client
 	logger *slog.Logger
 	watch  *panicWatch
+	// serveAs, when set, is what serves player id in place of srv.
+	serveAs func(id string, srv transport.MessageServer) transport.MessageServer
 }
 
 // hostedSeed is the seed of a hostedLeague's league.
@@ -269,7 +271,11 @@ func (h *hostedLeague) register(t *testing.T, ctx context.Context) {
 	for i := 1; i <= 4; i++ {
 		id := fmt.Sprintf("P%02d", i)
 		srv := &transport.LateMux{}
-		pep := n.Serve(t, id, srv)
+		var served transport.MessageServer = srv
+		if h.serveAs != nil {
+			served = h.serveAs(id, srv)
+		}
+		pep := n.Serve(t, id, served)
 		po := playerOptions(cfg, hostedSeed)
 		po.RequestedID, po.DisplayName, po.ManagerEndpoint, po.Endpoint = id, "Player "+id[1:], ep, pep
 		po.Strategy, _ = player.StrategyByName("random")
@@ -386,4 +392,77 @@ func TestSpoofedSenderOnTheAgentsHost(t *testing.T) {
 	h.watch.mu.Lock()
 	defer h.watch.mu.Unlock()
 	is.Equal(len(h.watch.panics), 0)
+}
+
+// forger is a player's server that, on each invitation, first reports the
+// match to the manager in the referee's name, with the token the
+// invitation carried, as won by its player, then serves the invitation
+// as the player would.
+type forger struct {
+	next   transport.MessageServer
+	id     string
+	h      *hostedLeague
+	mu     sync.Mutex
+	forged []error
+}
+
+func (f *forger) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
+	items, _ := protocol.DecodeRequests(body)
+	if len(items) == 1 && items[0].Err == nil && items[0].Method == protocol.MethodHandleGameInvitation {
+		if msg, err := protocol.DecodeMessage(protocol.TypeGameInvitation, items[0].Params); err == nil {
+			f.forge(ctx, msg.(*protocol.GameInvitation))
+		}
+	}
+	return f.next.ServeMessage(ctx, body, peer)
+}
+
+func (f *forger) forge(ctx context.Context, inv *protocol.GameInvitation) {
+	mine, theirs := protocol.ResultWin, protocol.ResultLoss
+	a, b := mine, theirs
+	if inv.RoleInMatch == protocol.PlayerB {
+		a, b = b, a
+	}
+	winner := f.id
+	rep := &protocol.MatchResultReport{
+		Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeMatchResultReport,
+			Sender: inv.Sender, Timestamp: inv.Timestamp, ConversationID: inv.ConversationID,
+			LeagueID: inv.LeagueID, AuthToken: inv.AuthToken},
+		RoundID: inv.RoundID, MatchID: inv.MatchID, GameType: protocol.GameEvenOdd,
+		Result: &protocol.MatchResult{Winner: &winner, Score: map[string]any{f.id: 3, inv.OpponentID: 0},
+			MatchStatus: "COMPLETED", PlayerAStatus: a, PlayerBStatus: b},
+	}
+	var ack protocol.MatchResultReportAck
+	err := f.h.caller.Call(transport.NoRetry(ctx), f.h.ep, protocol.MethodReportMatchResult, rep, &ack)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forged = append(f.forged, err)
+}
+
+// TestPlayerCannotReportInTheRefereesName: a player shown a token by its
+// referee cannot use it to report its own match to the manager in the
+// referee's name (the referee shows players a token made from its own,
+// not its own): every forged report is refused with E012, and the league
+// ends as an untouched one. With the referee's own token, as the other
+// implementations show it, the forgeries were counted.
+func TestPlayerCannotReportInTheRefereesName(t *testing.T) {
+	is := is.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := config.Default()
+	h := hostManager(t, ctx, cfg, rateLimitOf(cfg, nil))
+	var f *forger
+	h.serveAs = func(id string, srv transport.MessageServer) transport.MessageServer {
+		if id != "P01" {
+			return srv
+		}
+		f = &forger{next: srv, id: id, h: h}
+		return f
+	}
+	h.playLeague(t, ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	is.Equal(len(f.forged), 3) // one forgery a match of P01's
+	for _, err := range f.forged {
+		is.Equal(protocol.CodeOf(err), protocol.ErrAuthTokenInvalid) // E012, each
+	}
 }

@@ -29,10 +29,16 @@ const (
 	requestedID = "REF01"
 	assignedID  = "REF02" // the fake manager assigns another id than the one asked for
 	refToken    = "tok-ref-0123456789abcdef"
-	optsLeague  = "league_test"
-	mgrLeague   = "league_2025_even_odd" // league_id of the registration response
-	testSeed    = 42
-	waitLimit   = 5 * time.Second
+	// shownTok is the token the referee shows players instead of
+	// refToken: HMAC-SHA256 under refToken of "shown to players by
+	// referee REF02", its first 16 bytes in hex (python3: hmac.new(
+	// b"tok-ref-0123456789abcdef", b"shown to players by referee REF02",
+	// hashlib.sha256).hexdigest()[:32]).
+	shownTok   = "tok_referee_REF02_11ab16c2cde78d5657c019dfe80ccc1f"
+	optsLeague = "league_test"
+	mgrLeague  = "league_2025_even_odd" // league_id of the registration response
+	testSeed   = 42
+	waitLimit  = 5 * time.Second
 )
 
 // baseOptions are the options of a referee under test: short timeouts and
@@ -426,6 +432,14 @@ func (h *harness) waitState(matchID, state string) {
 func refEnvelope(t protocol.MessageType, conv string) protocol.Envelope {
 	return protocol.Envelope{Protocol: protocol.Version, MessageType: t, Sender: "referee:" + assignedID,
 		Timestamp: epochText, ConversationID: conv, LeagueID: mgrLeague, AuthToken: refToken}
+}
+
+// toPlayerEnvelope is refEnvelope as players are sent it: with the token
+// shown to players, never the one the manager gave the referee.
+func toPlayerEnvelope(t protocol.MessageType, conv string) protocol.Envelope {
+	env := refEnvelope(t, conv)
+	env.AuthToken = shownTok
+	return env
 }
 
 // rpcError is the JSON-RPC error a call got back.

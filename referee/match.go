@@ -157,7 +157,7 @@ func (r *Referee) bothWithin(phase *deadline.Shared, f, g func(ctx context.Conte
 // a failure to join.
 func (r *Referee) invite(ctx context.Context, m *match, s, opp *side) {
 	inv := &protocol.GameInvitation{
-		Envelope:    r.envelope(protocol.TypeGameInvitation, m.conversation),
+		Envelope:    r.playerEnvelope(protocol.TypeGameInvitation, m.conversation),
 		RoundID:     m.round,
 		MatchID:     m.id,
 		GameType:    protocol.GameEvenOdd,
@@ -181,7 +181,7 @@ func (r *Referee) invite(ctx context.Context, m *match, s, opp *side) {
 func (r *Referee) askParity(ctx context.Context, m *match, s, opp *side) {
 	deadline := r.clock().Add(r.opts.ChoiceTimeout)
 	call := &protocol.ChooseParityCall{
-		Envelope: r.envelope(protocol.TypeChooseParityCall, m.conversation),
+		Envelope: r.playerEnvelope(protocol.TypeChooseParityCall, m.conversation),
 		MatchID:  m.id,
 		PlayerID: s.id,
 		GameType: protocol.GameEvenOdd,
@@ -328,7 +328,7 @@ func (r *Referee) notifyEnd(ctx, told context.Context, m *match, s, opp *side, r
 		}
 		told = ctx
 		r.tell(told, patience, s.endpoint, protocol.MethodNotifyGameError, &protocol.GameError{
-			Envelope:         r.envelope(protocol.TypeGameError, m.conversation),
+			Envelope:         r.playerEnvelope(protocol.TypeGameError, m.conversation),
 			MatchID:          m.id,
 			ErrorCode:        s.fail.code,
 			ErrorDescription: s.fail.code.Name(),
@@ -347,7 +347,7 @@ func (r *Referee) notifyEnd(ctx, told context.Context, m *match, s, opp *side, r
 		status = protocol.ResultDraw
 	}
 	r.tell(told, patience, s.endpoint, protocol.MethodNotifyMatchResult, &protocol.GameOver{
-		Envelope: r.envelope(protocol.TypeGameOver, m.conversation),
+		Envelope: r.playerEnvelope(protocol.TypeGameOver, m.conversation),
 		RoundID:  m.round,
 		MatchID:  m.id,
 		GameType: protocol.GameEvenOdd,

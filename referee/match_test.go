@@ -74,7 +74,7 @@ func gameOver(matchID string, res *protocol.MatchResult) *protocol.GameOver {
 		status = "DRAW"
 	}
 	return &protocol.GameOver{
-		Envelope: refEnvelope(protocol.TypeGameOver, convOf(matchID)),
+		Envelope: toPlayerEnvelope(protocol.TypeGameOver, convOf(matchID)),
 		RoundID:  1, MatchID: matchID, GameType: protocol.GameEvenOdd,
 		GameResult: &protocol.GameResult{Status: status, WinnerPlayerID: res.Winner,
 			DrawnNumber: res.Details.DrawnNumber, NumberParity: res.Details.Parity,
@@ -156,13 +156,13 @@ func TestMatchPlayed(t *testing.T) {
 				is.Equal(rep, reportOf(tc.matchID, want))                        // the exact report
 
 				is.Equal(recv(t, pa.invites, "invitation"), &protocol.GameInvitation{
-					Envelope: refEnvelope(protocol.TypeGameInvitation, conv), RoundID: 1, MatchID: tc.matchID,
+					Envelope: toPlayerEnvelope(protocol.TypeGameInvitation, conv), RoundID: 1, MatchID: tc.matchID,
 					GameType: protocol.GameEvenOdd, RoleInMatch: protocol.PlayerA, OpponentID: "P02"}) // invitation of A
 				is.Equal(recv(t, pb.invites, "invitation"), &protocol.GameInvitation{
-					Envelope: refEnvelope(protocol.TypeGameInvitation, conv), RoundID: 1, MatchID: tc.matchID,
+					Envelope: toPlayerEnvelope(protocol.TypeGameInvitation, conv), RoundID: 1, MatchID: tc.matchID,
 					GameType: protocol.GameEvenOdd, RoleInMatch: protocol.PlayerB, OpponentID: "P01"}) // invitation of B
 				is.Equal(recv(t, pa.calls, "parity call"), &protocol.ChooseParityCall{
-					Envelope: refEnvelope(protocol.TypeChooseParityCall, conv), MatchID: tc.matchID, PlayerID: "P01",
+					Envelope: toPlayerEnvelope(protocol.TypeChooseParityCall, conv), MatchID: tc.matchID, PlayerID: "P01",
 					GameType: protocol.GameEvenOdd, Context: &protocol.ParityContext{OpponentID: "P02", RoundID: 1},
 					Deadline: "2025-01-15T10:30:02Z"}) // parity call of A, deadline = now + ChoiceTimeout
 				is.Equal(recv(t, pb.calls, "parity call").Context.OpponentID, "P01")
@@ -471,7 +471,7 @@ func TestTechnicalLosses(t *testing.T) {
 						loss = want.Details.TechnicalLosses[1]
 					}
 					is.Equal(recv(t, s.p.gameErrs, "GAME_ERROR"), &protocol.GameError{
-						Envelope:  refEnvelope(protocol.TypeGameError, "conv-r1m1"),
+						Envelope:  toPlayerEnvelope(protocol.TypeGameError, "conv-r1m1"),
 						MatchID:   "R1M1",
 						ErrorCode: s.f.code, ErrorDescription: s.f.code.Name(),
 						AffectedPlayer: s.p.id, ActionRequired: string(s.f.action),

@@ -8,7 +8,10 @@ package referee
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -85,9 +88,12 @@ type Referee struct {
 	log    *slog.Logger
 	clock  func() time.Time
 
-	mu       sync.Mutex
-	id       string
-	token    string
+	mu    sync.Mutex
+	id    string
+	token string
+	// shown is the token players are shown instead of token
+	// (playerEnvelope).
+	shown    string
 	leagueID string
 	// manager is the endpoint of the manager the referee registered with
 	// last (before that, the one of its options): reports go there.
@@ -310,6 +316,7 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 		r.manualRegs++
 	}
 	r.id, r.token, r.state, r.manager = resp.RefereeID, resp.AuthToken, StateRegistered, endpoint
+	r.shown = shownToken(resp.RefereeID, resp.AuthToken)
 	if resp.LeagueID != "" {
 		r.leagueID = resp.LeagueID
 	}
@@ -389,6 +396,32 @@ func (r *Referee) envelope(t protocol.MessageType, conversation string) protocol
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.origin.Envelope(r.idLocked(), t, r.clock(), conversation, r.leagueID, r.token)
+}
+
+// playerEnvelope is the envelope of a message to a player. The spec wants
+// a token on every message after registration, and the other
+// implementations put the referee's own there; but a player cannot check
+// a referee's token, and with the one the manager gave the referee a
+// player could report its own match to the manager in the referee's name.
+// Players are shown a token of the same form made from it (shownToken),
+// which the manager knows nothing of.
+func (r *Referee) playerEnvelope(t protocol.MessageType, conversation string) protocol.Envelope {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.origin.Envelope(r.idLocked(), t, r.clock(), conversation, r.leagueID, r.shown)
+}
+
+// shownToken is the token a referee shows players, made from the one its
+// manager gave it (HMAC-SHA256 under it: the same for every player, and
+// nothing anyone without the manager's token can make): "" when the
+// manager gave none.
+func shownToken(id, token string) string {
+	if token == "" {
+		return ""
+	}
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write([]byte("shown to players by referee " + id))
+	return "tok_referee_" + id + "_" + hex.EncodeToString(mac.Sum(nil)[:16])
 }
 
 // Vouches reports whether r comes from this referee's league manager: a

@@ -489,7 +489,7 @@ func TestStartMatchWaitsForRegistration(t *testing.T) {
 		is.NoErr(recv(t, acks, "START_MATCH_ACK")) // accepted once registered
 		rep := h.report()
 		is.Equal(rep.Envelope, refEnvelope(protocol.TypeMatchResultReport, "conv-r1m1")) // report with the assigned id and token
-		is.Equal(recv(t, p1.invites, "invitation").Envelope, refEnvelope(protocol.TypeGameInvitation, "conv-r1m1"))
+		is.Equal(recv(t, p1.invites, "invitation").Envelope, toPlayerEnvelope(protocol.TypeGameInvitation, "conv-r1m1"))
 	})
 }
 
