@@ -29,6 +29,6 @@ func newAgentClient(rt transport.RoundTripper, cfg config.Config, logger *slog.L
 
 // rateLimitOf is a server's limit per sender, which does not hold back the
 // requests trusted vouches for (nil: none).
-func rateLimitOf(cfg config.Config, trusted func(*transport.Request) bool) transport.RateLimit {
+func rateLimitOf(cfg config.Config, trusted func(*transport.Request) (string, bool)) transport.RateLimit {
 	return transport.RateLimit{PerSecond: cfg.Limits.Rate, Burst: cfg.Limits.Burst, Trusted: trusted}
 }

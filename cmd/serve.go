@@ -78,7 +78,7 @@ type agentServer struct {
 	listening func(l transport.Listener)
 	// trusted, when set, vouches for the requests of the agent's own
 	// league, which the rate limit does not hold back.
-	trusted func(*transport.Request) bool
+	trusted func(*transport.Request) (string, bool)
 }
 
 // serve binds the address, builds the agent for its endpoint, prints the

@@ -500,9 +500,9 @@ func TestStartByRegistrationWindow(t *testing.T) {
 	})
 }
 
-// TestVouches: the manager vouches, for its rate limit, for a message of a
+// TestVouches: the manager proves, for its rate limit, a message of a
 // registered agent, as its sender names it, with that agent's own token,
-// and for nothing else.
+// and names it "<role>:<id>"; nothing else.
 func TestVouches(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
@@ -512,16 +512,20 @@ func TestVouches(t *testing.T) {
 		is.NoErr(err)
 		p2, err := h.registerPlayer("player:P02", endpoint("p2"))
 		is.NoErr(err)
-		req := func(sender, token string) *transport.Request {
+		vouched := func(sender, token string) string {
 			env := envelope(protocol.TypeLeagueQuery, sender, token)
-			return &transport.Request{Env: &env}
+			if who, ok := h.mgr.Vouches(&transport.Request{Env: &env}); ok {
+				return who
+			}
+			return "-"
 		}
-		is.True(h.mgr.Vouches(req("player:P01", p1.AuthToken)))
-		is.True(h.mgr.Vouches(req("player:P02", p2.AuthToken)))
-		is.True(!h.mgr.Vouches(req("player:P01", p2.AuthToken)))  // another agent's token
-		is.True(!h.mgr.Vouches(req("referee:P01", p1.AuthToken))) // its token, another role
-		is.True(!h.mgr.Vouches(req("player:P03", p1.AuthToken)))  // not registered
-		is.True(!h.mgr.Vouches(req("player:P01", "")))
-		is.True(!h.mgr.Vouches(&transport.Request{Method: "ping"})) // no envelope
+		is.Equal(vouched("player:P01", p1.AuthToken), "player:P01")
+		is.Equal(vouched("player:P02", p2.AuthToken), "player:P02")
+		is.Equal(vouched("player:P01", p2.AuthToken), "-")  // another agent's token
+		is.Equal(vouched("referee:P01", p1.AuthToken), "-") // its token, another role
+		is.Equal(vouched("player:P03", p1.AuthToken), "-")  // not registered
+		is.Equal(vouched("player:P01", ""), "-")
+		_, ok := h.mgr.Vouches(&transport.Request{Method: "ping"})
+		is.True(!ok) // no envelope
 	})
 }

@@ -752,16 +752,20 @@ func TestResultWrittenWithoutTheLock(t *testing.T) {
 			first <- reported{status, err}
 		}()
 		<-s.entered
-		answered := make(chan league.Status, 1)
+		type answer struct {
+			st  league.Status
+			err error
+		}
+		answered := make(chan answer, 1)
 		go func() {
-			var st league.Status
-			if err := h.call(protocol.MethodGetLeagueStatus, map[string]any{"protocol": protocol.Version}, &st); err == nil {
-				answered <- st
-			}
+			var a answer
+			a.err = h.call(protocol.MethodGetLeagueStatus, map[string]any{"protocol": protocol.Version}, &a.st)
+			answered <- a
 		}()
 		select {
-		case st := <-answered:
-			is.Equal(st.MatchesPlayed, 0) // answered during the write
+		case a := <-answered:
+			is.NoErr(a.err)
+			is.Equal(a.st.MatchesPlayed, 0) // answered during the write
 		case <-time.After(10 * time.Second):
 			t.Fatal("the manager did not answer while a result was written")
 		}

@@ -424,22 +424,25 @@ func shownToken(id, token string) string {
 	return "tok_referee_" + id + "_" + hex.EncodeToString(mac.Sum(nil)[:16])
 }
 
-// Vouches reports whether r comes from this referee's league manager: a
+// Vouches proves that r comes from this referee's league manager, a
 // message from the league manager that carries the token it gave this
-// referee. For the rate limit (transport.RateLimit.Trusted), which does
-// not hold back the manager's calls, as many as the matches it hands out.
-func (r *Referee) Vouches(req *transport.Request) bool {
+// referee, and names it "league_manager" however it signs: for the rate
+// limit (transport.RateLimit.Trusted).
+func (r *Referee) Vouches(req *transport.Request) (string, bool) {
 	env := req.Env
 	if env == nil || env.AuthToken == "" {
-		return false
+		return "", false
 	}
 	if s, err := protocol.ParseSender(env.Sender); err != nil || s.Role != protocol.RoleLeagueManager {
-		return false
+		return "", false
 	}
 	r.mu.Lock()
 	token := r.token
 	r.mu.Unlock()
-	return token != "" && subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(token)) == 1
+	if token == "" || subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(token)) != 1 {
+		return "", false
+	}
+	return string(protocol.RoleLeagueManager), true
 }
 
 // checkManager refuses a manager message carrying a token other than this

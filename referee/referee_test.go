@@ -520,25 +520,31 @@ func TestStartMatchWaitingWhenRegistrationFails(t *testing.T) {
 	})
 }
 
-// TestVouches: the referee vouches, for its rate limit, for a message of
-// its league manager carrying the token it was given, and for nothing
-// else.
+// TestVouches: the referee proves, for its rate limit, a message of its
+// league manager carrying the token it was given, and names it
+// "league_manager" however it signs; nothing else.
 func TestVouches(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		h := newHarness(t, n, baseOptions(), newFakeManager(), "")
-		req := func(sender, token string) *transport.Request {
+		vouched := func(sender, token string) string {
 			env := mgrEnvelope(protocol.TypeStartMatch, "conv", token)
 			env.Sender = sender
-			return &transport.Request{Env: &env}
+			if who, ok := h.ref.Vouches(&transport.Request{Env: &env}); ok {
+				return who
+			}
+			return "-"
 		}
-		is.True(!h.ref.Vouches(req("league_manager:LM01", refToken))) // not registered: no token yet
+		is.Equal(vouched("league_manager:LM01", refToken), "-") // not registered: no token yet
 		h.startRegistered()
-		is.True(h.ref.Vouches(req("league_manager:LM01", refToken)))
-		is.True(h.ref.Vouches(req("league_manager", refToken)))
-		is.True(!h.ref.Vouches(req("league_manager:LM01", refToken+"x")))
-		is.True(!h.ref.Vouches(req("league_manager:LM01", "")))     // other implementations' managers send none: limited
-		is.True(!h.ref.Vouches(req("player:P01", refToken)))        // the token, but not the manager's message
-		is.True(!h.ref.Vouches(&transport.Request{Method: "ping"})) // no envelope
+		is.Equal(vouched("league_manager:LM01", refToken), "league_manager")
+		is.Equal(vouched("league_manager:X9", refToken), "league_manager") // one budget, however it signs
+		is.Equal(vouched("league_manager", refToken), "league_manager")
+		is.Equal(vouched("league_manager:LM01", refToken+"x"), "-")
+		is.Equal(vouched("league_manager:LM01", shownTok), "-") // what players are shown proves nothing
+		is.Equal(vouched("league_manager:LM01", ""), "-")       // other implementations' managers send none: limited
+		is.Equal(vouched("player:P01", refToken), "-")          // the token, but not the manager's message
+		_, ok := h.ref.Vouches(&transport.Request{Method: "ping"})
+		is.True(!ok) // no envelope
 	})
 }

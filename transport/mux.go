@@ -248,6 +248,11 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, sh
 		r.decoded = nil
 		tc, err := protocol.DecodeToolCall(req.Params)
 		if err != nil {
+			if m.limits != nil { // counted as any request that could not be read
+				if err := m.limits.allowRequest(nil, peer); err != nil {
+					return nil, protocol.ToRPCError(err)
+				}
+			}
 			e := protocol.ToRPCError(protocol.Errorf(protocol.ErrInvalidMessageFormat, "%s", err))
 			e.Code, e.Message = protocol.CodeInvalidParams, "Invalid params: "+err.Error()
 			return nil, e

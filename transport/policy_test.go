@@ -163,6 +163,16 @@ func TestRateLimit(t *testing.T) {
 		err = as("player:Y")
 		is.Equal(protocol.CodeOf(err), protocol.ErrRateLimitExceeded)
 		is.True(strings.Contains(err.Error(), "more than 0.01 requests per second from address ")) // 10 × 0.001
+
+		// A tools/call whose params cannot be read is limited too.
+		fresh := transport.NewMux(nil)
+		fresh.SetRateLimit(transport.RateLimit{PerSecond: 0.001, Burst: 2})
+		bad := n.Serve(t, "limited-tools", fresh)
+		codes := make([]protocol.Code, 3)
+		for i := range codes {
+			codes[i] = protocol.CodeOf(c.Call(context.Background(), bad, protocol.MethodToolsCall, []int{1}, nil))
+		}
+		is.Equal(codes, []protocol.Code{protocol.ErrInvalidMessageFormat, protocol.ErrInvalidMessageFormat, protocol.ErrRateLimitExceeded})
 	})
 }
 

@@ -19,12 +19,13 @@ import (
 type RateLimit struct {
 	PerSecond float64
 	Burst     int
-	// Trusted, when set, tells the requests whose sender the server can
-	// prove (by the token it gave or was given) rather than take on the
-	// request's word: those of its own league's agents. Such a sender has
-	// a budget of its own wherever it calls from, which no one else can
-	// spend, and spends nothing of its address's.
-	Trusted func(*Request) bool
+	// Trusted, when set, proves the sender of a request by the token the
+	// server gave it or was given (its own league's agents), rather than
+	// take it on the request's word, and names it as it knows it. A
+	// proven sender is counted apart from the senders that only claim its
+	// name, and the proven senders of an address apart from the rest of
+	// it: no flood of claims, from anywhere, spends their budgets.
+	Trusted func(*Request) (agent string, ok bool)
 }
 
 // maxLimited bounds the senders a Mux keeps limiters for, so that spoofed
@@ -53,8 +54,8 @@ type limited struct {
 // agent's (a flood naming the referee must not make the referee's reports
 // wait). A request that names no sender counts as a sender named by its
 // address. The address's budget bounds a client that names a new sender
-// with every request. A sender l.Trusted vouches for has a budget of its
-// own, whatever its address.
+// with every request. A sender l.Trusted proves is counted apart (see
+// RateLimit.Trusted).
 func (m *Mux) SetRateLimit(l RateLimit) {
 	if l.PerSecond <= 0 {
 		m.limits = nil
@@ -72,40 +73,37 @@ func (m *Mux) SetRateLimit(l RateLimit) {
 const AddressFactor = 10
 
 // allowRequest spends one request of r's sender at peer's address (r nil:
-// a request that could not be read) and one of the address, or neither:
-// a request refused by either spends nothing of the other, so that a
-// sender over its own rate does not spend the budget of the others at its
-// address.
+// a request that could not be read) and one of the address's, or neither:
+// a request refused by either spends nothing of the other, and one the
+// address refuses adds no sender to the table. A sender l.Trusted proves
+// is counted as that agent at that address, against the address's budget
+// of proven senders: no one who cannot prove it spends either, and its
+// token, should another learn it, is worth nothing elsewhere.
 func (l *limiters) allowRequest(r *Request, peer Peer) error {
-	if r != nil && r.Env != nil && l.limit.Trusted != nil && l.limit.Trusted(r) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		now := l.clock()
-		if !l.limiterLocked("agent "+r.Env.Sender, l.limit, now).AllowN(now, 1) {
-			return refusal(l.limit, r.Env.Sender)
-		}
-		return nil
-	}
 	addr := addressOf(peer)
-	own, who := "peer "+addr, addr
+	all := RateLimit{PerSecond: l.limit.PerSecond * AddressFactor, Burst: l.limit.Burst * AddressFactor}
+	group, own, who := "address "+addr, "peer "+addr, addr
 	if r != nil && r.Env != nil && r.Env.Sender != "" {
 		own, who = "sender "+addr+" "+r.Env.Sender, "sender "+r.Env.Sender+" at "+addr
+		if l.limit.Trusted != nil {
+			if agent, ok := l.limit.Trusted(r); ok {
+				group, own, who = "proven "+addr, "agent "+addr+" "+agent, agent+" at "+addr
+			}
+		}
 	}
-	all := RateLimit{PerSecond: l.limit.PerSecond * AddressFactor, Burst: l.limit.Burst * AddressFactor}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.clock()
-	mine, theirs := l.limiterLocked(own, l.limit, now), l.limiterLocked("address "+addr, all, now)
-	first := mine.ReserveN(now, 1)
+	first := l.limiterLocked(group, all, now).ReserveN(now, 1)
 	if !first.OK() || first.DelayFrom(now) > 0 {
 		first.CancelAt(now)
-		return refusal(l.limit, who)
+		return refusal(all, group)
 	}
-	second := theirs.ReserveN(now, 1)
+	second := l.limiterLocked(own, l.limit, now).ReserveN(now, 1)
 	if !second.OK() || second.DelayFrom(now) > 0 {
 		second.CancelAt(now)
 		first.CancelAt(now)
-		return refusal(all, "address "+addr)
+		return refusal(l.limit, who)
 	}
 	return nil
 }

@@ -162,34 +162,57 @@ func TestRateLimitRetryAfter(t *testing.T) {
 	}
 }
 
-// TestRateLimitTrusted: a sender the server vouches for has a budget of
-// its own, whatever its address, which no one else can spend and which
-// spends nothing of its address's; a request it does not vouch for is
-// limited as any.
+// TestRateLimitTrusted: a sender the server proves is counted as that
+// agent at its address, apart from the senders that only claim its name
+// and, with the other proven senders there, apart from the rest of its
+// address: no flood of claims spends its budget, and a token another has
+// learnt is worth nothing at another address.
 func TestRateLimitTrusted(t *testing.T) {
 	is := is.New(t)
-	l := fixedLimiters(RateLimit{PerSecond: 1, Burst: 2, Trusted: func(r *Request) bool {
-		return r.Env.AuthToken == "the-referees"
+	l := fixedLimiters(RateLimit{PerSecond: 1, Burst: 2, Trusted: func(r *Request) (string, bool) {
+		return "referee:REF01", r.Env.AuthToken == "the-referees"
 	}})
 	host := Peer{Network: "http", Addr: "10.0.0.1:1"}
 	ref := func(token string) *Request {
 		return &Request{Env: &protocol.Envelope{Sender: "referee:REF01", AuthToken: token}}
 	}
-	for range 2 * AddressFactor * 3 { // a spoofer at the referee's address: its name, a guess at its token
+	for range 2 * AddressFactor * 3 { // a spoofer at the referee's address: its name, a guess at its token, other names
 		_ = l.allowRequest(ref("a-guess"), host)
 		_ = l.allowRequest(from(fmt.Sprintf("player:S%d", len(l.byKey))), host)
 	}
 	is.Equal(protocol.CodeOf(l.allowRequest(ref("a-guess"), host)), protocol.ErrRateLimitExceeded)
-	is.NoErr(l.allowRequest(ref("the-referees"), host))                                      // the referee's own budget is whole
-	is.NoErr(l.allowRequest(ref("the-referees"), Peer{Network: "http", Addr: "10.9.9.9:1"})) // wherever it calls from
-	err := l.allowRequest(ref("the-referees"), host)                                         // but it is a budget
-	is.Equal(err.Error(), "E014 RATE_LIMIT_EXCEEDED: more than 1 requests per second from referee:REF01")
+	is.NoErr(l.allowRequest(ref("the-referees"), host)) // the referee's own budget is whole
+	is.NoErr(l.allowRequest(ref("the-referees"), host))
+	err := l.allowRequest(ref("the-referees"), host) // but it is a budget
+	is.Equal(err.Error(), "E014 RATE_LIMIT_EXCEEDED: more than 1 requests per second from referee:REF01 at 10.0.0.1")
+	is.NoErr(l.allowRequest(ref("the-referees"), Peer{Network: "http", Addr: "10.9.9.9:1"})) // its token elsewhere: another budget
 
-	l = fixedLimiters(l.limit)
-	for range 10 {
-		_ = l.allowRequest(ref("the-referees"), host)
+	// The proven senders of an address share AddressFactor senders' worth.
+	l = fixedLimiters(RateLimit{PerSecond: 1, Burst: 2, Trusted: func(r *Request) (string, bool) {
+		return r.Env.Sender, true
+	}})
+	for i := range AddressFactor {
+		is.NoErr(l.allowRequest(from(fmt.Sprintf("player:P%d", i)), host))
+		is.NoErr(l.allowRequest(from(fmt.Sprintf("player:P%d", i)), host))
 	}
-	for i := range 2 * AddressFactor {
-		is.NoErr(l.allowRequest(from(fmt.Sprintf("player:P%d", i)), host)) // the address's budget is whole
+	err = l.allowRequest(from("player:Q"), host)
+	is.Equal(err.Error(), fmt.Sprintf("E014 RATE_LIMIT_EXCEEDED: more than %d requests per second from proven 10.0.0.1", AddressFactor))
+}
+
+// TestRateLimitRefusedByTheAddressAddsNothing: a request its address
+// refuses adds no sender to the table, so that a spent address cannot
+// churn the table (and push out the budgets of others) by naming new
+// senders.
+func TestRateLimitRefusedByTheAddressAddsNothing(t *testing.T) {
+	is := is.New(t)
+	l := fixedLimiters(RateLimit{PerSecond: 1, Burst: 1})
+	host := Peer{Network: "http", Addr: "10.0.0.1:1"}
+	for i := range AddressFactor {
+		is.NoErr(l.allowRequest(from(fmt.Sprintf("player:P%d", i)), host))
 	}
+	size := len(l.byKey)
+	for i := range 1000 {
+		is.Equal(protocol.CodeOf(l.allowRequest(from(fmt.Sprintf("player:X%d", i)), host)), protocol.ErrRateLimitExceeded)
+	}
+	is.Equal(len(l.byKey), size) // nothing added
 }

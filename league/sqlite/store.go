@@ -183,8 +183,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // and a '%' an escape.
 var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 
-// Close closes the database, once the transaction being committed, if
-// any, is. A write that was waiting, or comes after, fails with ErrClosed.
+// Close closes the database once the commit loop has stopped: it first
+// commits the writes already queued. A write that comes after, or that
+// the loop had not woken for, fails with ErrClosed.
 func (s *Store) Close() error {
 	s.closing.Do(func() {
 		s.mu.Lock()
@@ -235,7 +236,9 @@ func (s *Store) commitLoop() {
 
 // commit makes batch one transaction. If anything in it fails, it is
 // rolled back and each write is made alone, so that each caller gets the
-// outcome of its own write: another's error never becomes its error.
+// outcome of its own write: another's error never becomes its error. A
+// panic, which is a bug, is the exception: it fails every write of the
+// batch not yet answered.
 func (s *Store) commit(batch []*write) {
 	defer func() {
 		// A panic in a write must not end the process from a goroutine
@@ -293,9 +296,10 @@ func (s *Store) inOne(ws []*write) error {
 // write hands apply to the commit loop and waits until the transaction
 // that holds it is committed or has failed. A caller whose ctx ends while
 // its write waits to be taken takes it back (nothing of it is written);
-// once taken, its outcome is its transaction's, which it waits for: its
-// statements run under ctx, so it does not wait long, and what it is told
-// is what the store holds.
+// once taken, its outcome is its transaction's, which it waits for even
+// past ctx: its statements run under ctx, but the transaction may first
+// wait for SQLite's lock (busyTimeout) or, failed, be made again write by
+// write; what it is told is what the store holds.
 func (s *Store) write(ctx context.Context, apply func(ctx context.Context, tx *sql.Tx) error) error {
 	w := &write{ctx: ctx, apply: apply, done: make(chan error, 1)}
 	s.mu.Lock()
