@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -437,4 +438,53 @@ func TestManagerCrashResumes(t *testing.T) {
 		is.Equal(r.Status, "DONE") // every match counted
 	}
 	is.True(strings.Contains(again.stderr.String(), `"state":"RUNNING"`)) // it resumed a running league
+}
+
+// TestSpoofFloodAcrossProcesses: serve-manager proves its league's agents
+// by their tokens, so that a flood in the registered referee's name, from
+// the referee's own host, spends only the budget of that claim: the
+// referee's reports go through and the league ends as simulate's.
+func TestSpoofFloodAcrossProcesses(t *testing.T) {
+	is := is.New(t)
+	// Nothing is refilled while the test runs: what is spent stays spent.
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--seed", "9",
+		"--limits.rate", "0.001", "--limits.burst", "40")
+	startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", "REF01", "--seed", "9")
+	for i := 1; i <= 4; i++ {
+		id := fmt.Sprintf("P%02d", i)
+		startServer(t, id, "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id,
+			"--name", "Player "+id[1:], "--seed", "9")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for h := status(t, mgr.endpoint); h["players"] != 4.0 || h["referees"] != 1.0; h = status(t, mgr.endpoint) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the agents did not register: %v\n%s", h, mgr.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	query := `{"jsonrpc":"2.0","method":"league_query","id":1,"params":{"protocol":"league.v2",` +
+		`"message_type":"LEAGUE_QUERY","sender":"referee:REF01","timestamp":"2026-11-21T12:00:00Z",` +
+		`"conversation_id":"conv-spoof","auth_token":"not-the-referees","league_id":"league_2025_even_odd",` +
+		`"query_type":"GET_STANDINGS"}}`
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	var refusal string
+	for i := 0; refusal == "" && i < 100; i++ {
+		resp, err := hc.Post(mgr.endpoint, "application/json", strings.NewReader(query))
+		is.NoErr(err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		is.NoErr(err)
+		if strings.Contains(string(b), `"E014"`) {
+			refusal = string(b)
+		}
+	}
+	is.True(strings.Contains(refusal, "sender referee:REF01 at 127.0.0.1")) // the claim's budget is spent
+	out, errs, code := runCLI(t, "start", "--manager", mgr.endpoint, "--min-players", "4", "--wait", "--output", "json")
+	if code != 0 {
+		t.Fatalf("start --wait: %s\nmanager:\n%s", errs, mgr.stderr)
+	}
+	sim, _, code := runCLI(t, "simulate", "--players", "4", "--seed", "9", "--output", "json")
+	is.Equal(code, 0)
+	is.Equal(decode(t, out).FinalStandings, decode(t, sim).FinalStandings)
 }
