@@ -26,6 +26,17 @@ func held(t *testing.T, s *sqlite.Store) (release func()) {
 	return func() { _ = tx.Rollback() }
 }
 
+// stalled runs first on s and returns once the commit loop has taken it
+// and waits, for the store's one connection, until release is called.
+func stalled(t *testing.T, s *sqlite.Store, wg *sync.WaitGroup, first func()) (release func()) {
+	t.Helper()
+	taken := s.Taken()
+	release = held(t, s)
+	wg.Go(first)
+	waitTaken(t, s, taken+1)
+	return release
+}
+
 // waitQueued returns once n writes wait for the commit loop to take them.
 func waitQueued(t *testing.T, s *sqlite.Store, n int64) {
 	t.Helper()
@@ -58,18 +69,15 @@ func TestGroupCommit(t *testing.T) {
 	rounds := oneRound(31)
 	s := started(t, dbPath(t), rounds)
 	tx0, w0 := s.Commits()
-	taken := s.Taken()
-	release := held(t, s)
 	var wg sync.WaitGroup
 	inserted := make([]bool, 31)
 	errs := make([]error, 31)
-	save := func(i int) {
-		wg.Go(func() { inserted[i], errs[i] = s.SaveResult(ctx, win(rounds[0][i], "REF01", at(int64(i)))) })
+	save := func(i int) func() {
+		return func() { inserted[i], errs[i] = s.SaveResult(ctx, win(rounds[0][i], "REF01", at(int64(i)))) }
 	}
-	save(0)
-	waitTaken(t, s, taken+1) // the loop has taken the first and waits for the connection
+	release := stalled(t, s, &wg, save(0)) // the first, alone
 	for i := 1; i < 31; i++ {
-		save(i)
+		wg.Go(save(i))
 	}
 	waitQueued(t, s, 30)
 	release()
@@ -94,12 +102,9 @@ func TestGroupCommitFailureIsItsOwn(t *testing.T) {
 	ctx := testCtx(t)
 	rounds := oneRound(3)
 	s := started(t, dbPath(t), rounds)
-	taken := s.Taken()
-	release := held(t, s)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
-	wg.Go(func() { errs[0] = s.SaveAssignment(ctx, "R1M1", "REF01", at(1)) })
-	waitTaken(t, s, taken+1)
+	release := stalled(t, s, &wg, func() { errs[0] = s.SaveAssignment(ctx, "R1M1", "REF01", at(1)) })
 	results := []league.ResultRecord{win(rounds[0][0], "REF01", at(2)), win(rounds[0][1], "REF01", at(3)), win(rounds[0][2], "REF01", at(4))}
 	results[1].MatchID = "R9M9" // not a match of the schedule: refused by its foreign key
 	for i, r := range results {
@@ -124,13 +129,10 @@ func TestGroupCommitCallerGone(t *testing.T) {
 	rounds := oneRound(2)
 	path := dbPath(t)
 	s := started(t, path, rounds)
-	taken := s.Taken()
-	release := held(t, s)
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
 	var first, gone error
-	wg.Go(func() { _, first = s.SaveResult(ctx, win(rounds[0][0], "REF01", at(1))) })
-	waitTaken(t, s, taken+1)
+	release := stalled(t, s, &wg, func() { _, first = s.SaveResult(ctx, win(rounds[0][0], "REF01", at(1))) })
 	cctx, cancel := context.WithCancel(ctx)
 	wg.Go(func() { _, gone = s.SaveResult(cctx, win(rounds[0][1], "REF01", at(2))) })
 	waitQueued(t, s, 1)
@@ -161,12 +163,9 @@ func TestGroupCommitOutcomeIsTheTransactions(t *testing.T) {
 	ctx := testCtx(t)
 	rounds := oneRound(2)
 	s := started(t, dbPath(t), rounds)
-	taken := s.Taken()
-	release := held(t, s)
 	var wg sync.WaitGroup
 	var first, mine error
-	wg.Go(func() { first = s.SaveAssignment(ctx, "R1M1", "REF01", at(1)) })
-	waitTaken(t, s, taken+1)
+	release := stalled(t, s, &wg, func() { first = s.SaveAssignment(ctx, "R1M1", "REF01", at(1)) })
 	mctx, cancel := context.WithCancel(ctx)
 	wg.Go(func() { mine = s.SaveAssignment(mctx, "R1M2", "REF01", at(2)) })
 	waitQueued(t, s, 1)
