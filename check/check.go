@@ -70,6 +70,9 @@ type Options struct {
 	Wait time.Duration
 	// AdminToken is given to a manager's start_league.
 	AdminToken string
+	// RefereeToken is the auth_token of the checker's referee registration
+	// with a manager that admits only the referees given its referee token.
+	RefereeToken string
 	// Notice receives what the user must do by hand (nil: nothing is
 	// printed): start a referee with --manager URL.
 	Notice io.Writer

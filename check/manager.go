@@ -128,7 +128,7 @@ func (m *managerRun) run(ctx context.Context) {
 // answers; false when the league cannot be played with them.
 func (m *managerRun) registrations(ctx context.Context) bool {
 	x := m.call(ctx, protocol.MethodRegisterReferee, &protocol.RefereeRegisterRequest{
-		Envelope: m.env(protocol.TypeRefereeRegisterRequest, "referee:"+mgrRefereeID, "conv-check-register-referee", ""),
+		Envelope: m.env(protocol.TypeRefereeRegisterRequest, "referee:"+mgrRefereeID, "conv-check-register-referee", m.opts.RefereeToken),
 		RefereeMeta: &protocol.RefereeMeta{DisplayName: "leaguectl check referee", Version: "1.0.0",
 			GameTypes: []string{protocol.GameEvenOdd}, ContactEndpoint: m.ref.f.ep, MaxConcurrentMatches: 1},
 	}, m.opts.Timeout)
@@ -179,6 +179,9 @@ func (m *managerRun) registration(name, rule string, x *exchange, requested stri
 	problem := ""
 	if !x.ok() {
 		problem = "not answered with a result: " + x.describe()
+		if c := x.resp.Error; a == m.ref && c != nil && (c.LeagueCode() == protocol.ErrAuthenticationFailed || c.LeagueCode() == protocol.ErrAuthTokenInvalid) {
+			problem += " (a manager that admits only its own referees: give its referee token with --referee-token)"
+		}
 	} else if err := x.decode(&r); err != nil {
 		problem = "the answer is not a registration response: " + err.Error()
 	}

@@ -97,3 +97,36 @@ func TestManagerWrongAdminToken(t *testing.T) {
 		is.Equal(c.Detail, "not run: the league did not start")
 	})
 }
+
+// TestManagerRefereeToken: a manager that admits only the referees given
+// its referee token passes with the checker given it (never shown), and
+// refuses the checker's referee without it (E003).
+func TestManagerRefereeToken(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ep, _ := runManager(t, n, league.Options{RefereeToken: "ref-s3cret"})
+		r := checkManager(t, n, ep, check.Options{RefereeToken: "ref-s3cret"})
+		explain(t, r)
+		_, failed := names(r)
+		is.Equal(failed, nil)
+		for _, c := range r.Checks {
+			is.True(!strings.Contains(c.Sent+c.Got, "ref-s3cret")) // never shown
+		}
+	})
+}
+
+// TestManagerRefereeTokenMissing: the checker's referee without the token
+// is refused (E003), and the league's checks are not run.
+func TestManagerRefereeTokenMissing(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ep, _ := runManager(t, n, league.Options{RefereeToken: "ref-s3cret"})
+		r := checkManager(t, n, ep, check.Options{})
+		c, _ := r.Find("referee registration")
+		is.True(!c.Passed)
+		is.True(strings.Contains(c.Detail, "E003"))
+		is.True(strings.Contains(c.Detail, "--referee-token"))
+		c, _ = r.Find("start_league")
+		is.True(!c.Passed)
+	})
+}

@@ -28,6 +28,7 @@ type checkOptions struct {
 	timeoutMatch time.Duration
 	wait         time.Duration
 	adminToken   string
+	refereeToken string
 	output       string
 }
 
@@ -67,6 +68,7 @@ agent answers neither ping nor GET /health within 3 s.`,
 	f.DurationVar(&o.timeoutMatch, "timeout-match", check.DefaultMatchTimeout, "referee: time a match may take to be reported; manager: time the league may take")
 	f.DurationVar(&o.wait, "wait", check.DefaultWait, "referee without manual_register: time to start it with --manager and let it register")
 	f.StringVar(&o.adminToken, "admin-token", "", "manager: the admin token for start_league (or "+adminTokenEnv+")")
+	f.StringVar(&o.refereeToken, "referee-token", "", "manager: the referee token its referee registration must carry, if it wants one (or "+refereeTokenEnv+")")
 	f.StringVar(&o.output, "output", "table", "table or json")
 	return c
 }
@@ -104,6 +106,7 @@ func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
 		MatchTimeout: o.timeoutMatch,
 		Wait:         o.wait,
 		AdminToken:   adminTokenFrom(o.adminToken),
+		RefereeToken: refereeTokenFrom(o.refereeToken),
 		Notice:       o.stderr,
 		Logger:       logger,
 	})

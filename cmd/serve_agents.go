@@ -24,12 +24,24 @@ import (
 // than the flag, which other users of the machine can see in ps.
 const adminTokenEnv = "LEAGUECTL_ADMIN_TOKEN"
 
-func adminTokenFrom(flag string) string {
+func adminTokenFrom(flag string) string { return tokenFrom(flag, adminTokenEnv) }
+
+// tokenFrom is a token given as a flag, else by the environment variable
+// env.
+func tokenFrom(flag, env string) string {
 	if flag != "" {
 		return flag
 	}
-	return os.Getenv(adminTokenEnv)
+	return os.Getenv(env)
 }
+
+// refereeTokenEnv names the environment variable of the referee token, the
+// token a manager admits referees by: kept out of the process list, as the
+// admin token is.
+const refereeTokenEnv = "LEAGUECTL_REFEREE_TOKEN"
+
+// refereeTokenFrom is the referee token: flag, else refereeTokenEnv.
+func refereeTokenFrom(flag string) string { return tokenFrom(flag, refereeTokenEnv) }
 
 func seedFlag(c *cobra.Command, seed *uint64) {
 	c.Flags().Uint64Var(seed, "seed", 0, "league seed (default: a random one, logged)")
@@ -47,6 +59,7 @@ type serveManagerOptions struct {
 	server             serverFlags
 	db                 string
 	adminToken         string
+	refereeToken       string
 	minPlayers         int
 	registrationWindow time.Duration
 	seed               uint64
@@ -106,6 +119,7 @@ first line of stdout.`,
 				mo := managerOptions(cfg, seed)
 				mo.Endpoint, mo.MinPlayers, mo.RegistrationWindow = endpoint, o.minPlayers, window
 				mo.AdminToken, mo.Store, mo.Words = adminTokenFrom(o.adminToken), store, protocol.NewWords()
+				mo.RefereeToken = refereeTokenFrom(o.refereeToken)
 				mgr := league.New(mo, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, mo.Words), logger)
 				if err := mgr.Restore(c.Context()); err != nil {
 					return nil, &exitError{code: ExitValidation, err: fmt.Errorf("--db %s: %w", dbPath, err)}
@@ -114,7 +128,7 @@ first line of stdout.`,
 				logger.Info("league", "league_id", cfg.LeagueID, "db", dbPath, "state", st.State,
 					"players", st.Players, "referees", st.Referees, "matches_completed", st.MatchesPlayed,
 					"registration_window", window.String(), "min_players", o.minPlayers,
-					"admin_token_set", mo.AdminToken != "")
+					"admin_token_set", mo.AdminToken != "", "referee_token_set", mo.RefereeToken != "")
 				return &agentServer{mux: mgr.Handler(), trusted: mgr.Vouches, run: func(ctx context.Context) error {
 					_, err := mgr.Run(ctx)
 					return err
@@ -125,6 +139,7 @@ first line of stdout.`,
 	o.server.add(c, 8000)
 	c.Flags().StringVar(&o.db, "db", "", "SQLite database of the league (default leaguectl-<league-id>.db here; :memory: for a throwaway run); a restart on the same file resumes the league")
 	c.Flags().StringVar(&o.adminToken, "admin-token", "", "token that start_league and admin queries must carry (or "+adminTokenEnv+"); without one only this host may use them")
+	c.Flags().StringVar(&o.refereeToken, "referee-token", "", "token a referee's registration must carry (or "+refereeTokenEnv+"); without one any referee may register")
 	c.Flags().IntVar(&o.minPlayers, "min-players", 0, "start by itself once this many players and a referee have registered (0: never)")
 	c.Flags().DurationVar(&o.registrationWindow, "registration-window", 0, "start this long after launch if at least 2 players and a referee have registered (0: no window; default timeouts.registration)")
 	seedFlag(c, &o.seed)
@@ -137,6 +152,7 @@ type serveRefereeOptions struct {
 	id, name      string
 	maxConcurrent int
 	seed          uint64
+	refereeToken  string
 }
 
 func newServeRefereeCmd(ro *rootOptions) *cobra.Command {
@@ -161,6 +177,7 @@ URL is the first line of stdout.`,
 				opts := refereeOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.MaxConcurrent = o.id, o.name, o.maxConcurrent
 				opts.ManagerEndpoint, opts.Endpoint, opts.Words = o.manager, endpoint, protocol.NewWords()
+				opts.RegistrationToken = refereeTokenFrom(o.refereeToken)
 				ref := referee.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, opts.Words), logger)
 				return &agentServer{mux: ref.Handler(), run: ref.Run, trusted: ref.Vouches}, nil
 			}))
@@ -171,6 +188,7 @@ URL is the first line of stdout.`,
 	c.Flags().StringVar(&o.id, "id", "", "id to ask for (kept when free; default: the manager picks REFnn)")
 	c.Flags().StringVar(&o.name, "name", "", "display name")
 	c.Flags().IntVar(&o.maxConcurrent, "max-concurrent-matches", 10, "matches refereed at once")
+	c.Flags().StringVar(&o.refereeToken, "referee-token", "", "the manager's referee token, for a manager that admits only the referees given it (or "+refereeTokenEnv+")")
 	seedFlag(c, &o.seed)
 	_ = c.MarkFlagRequired("manager")
 	return c

@@ -488,3 +488,41 @@ func TestSpoofFloodAcrossProcesses(t *testing.T) {
 	is.Equal(code, 0)
 	is.Equal(decode(t, out).FinalStandings, decode(t, sim).FinalStandings)
 }
+
+// TestRefereeTokenAcrossProcesses: serve-manager --referee-token admits a
+// serve-referee given the token (here by its environment variable) and
+// turns one without it away: that referee exits 3, registration refused,
+// and the league ends as simulate's with the admitted one.
+func TestRefereeTokenAcrossProcesses(t *testing.T) {
+	is := is.New(t)
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--seed", "11", "--referee-token", "ref-s3cret")
+	rogue := startServer(t, "REF99", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", "REF99", "--seed", "11")
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	select {
+	case err := <-rogue.exited:
+		rogue.killed = true
+		var exit *exec.ExitError
+		is.True(errors.As(err, &exit))
+		is.Equal(exit.ExitCode(), 3) // registration refused (E003)
+		is.True(strings.Contains(rogue.stderr.String(), "E003"))
+	case <-deadline.C:
+		t.Fatalf("a referee without the token kept running:\n%s", rogue.stderr)
+	}
+	t.Setenv("LEAGUECTL_REFEREE_TOKEN", "ref-s3cret")
+	startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", "REF01", "--seed", "11")
+	for i := 1; i <= 4; i++ {
+		id := fmt.Sprintf("P%02d", i)
+		startServer(t, id, "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id,
+			"--name", "Player "+id[1:], "--seed", "11")
+	}
+	out, errs, code := runCLI(t, "start", "--manager", mgr.endpoint, "--min-players", "4", "--wait", "--output", "json")
+	if code != 0 {
+		t.Fatalf("start --wait: %s\nmanager:\n%s", errs, mgr.stderr)
+	}
+	sim, _, code := runCLI(t, "simulate", "--players", "4", "--seed", "11", "--output", "json")
+	is.Equal(code, 0)
+	is.Equal(decode(t, out).FinalStandings, decode(t, sim).FinalStandings)
+	h := status(t, mgr.endpoint)
+	is.Equal(h["referees"], 1.0) // REF99 never registered
+}

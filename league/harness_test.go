@@ -260,8 +260,13 @@ func (h *harness) registerPlayer(sender, endpoint string) (*protocol.LeagueRegis
 }
 
 func (h *harness) registerReferee(sender, endpoint string, capacity int) (*protocol.RefereeRegisterResponse, error) {
+	return h.registerRefereeWith(sender, endpoint, capacity, "")
+}
+
+// registerRefereeWith registers a referee whose registration carries token.
+func (h *harness) registerRefereeWith(sender, endpoint string, capacity int, token string) (*protocol.RefereeRegisterResponse, error) {
 	req := &protocol.RefereeRegisterRequest{
-		Envelope:    envelope(protocol.TypeRefereeRegisterRequest, sender, ""),
+		Envelope:    envelope(protocol.TypeRefereeRegisterRequest, sender, token),
 		RefereeMeta: &protocol.RefereeMeta{DisplayName: "Referee " + sender[len(sender)-2:], Version: "1.0.0", GameTypes: []string{protocol.GameEvenOdd}, ContactEndpoint: endpoint, MaxConcurrentMatches: capacity},
 	}
 	var resp protocol.RefereeRegisterResponse

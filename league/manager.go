@@ -58,6 +58,11 @@ type Options struct {
 	// AdminToken guards start_league and the admin queries. Without one,
 	// only callers on the same host may use them.
 	AdminToken string
+	// RefereeToken, when set, is what a referee's registration must carry
+	// as its auth_token: a referee decides the matches it is handed, so an
+	// organiser whose players are other people's admits only the referees
+	// given it. Without one, any referee may register.
+	RefereeToken string
 	// Retry paces new attempts to hand a match to a referee.
 	Retry transport.Retry
 	// Tokens is the source of the agents' tokens (crypto/rand when nil):
@@ -274,6 +279,14 @@ func requestedID(sender string) string {
 
 func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (any, error) {
 	req := r.Msg.(*protocol.RefereeRegisterRequest)
+	if want := m.opts.RefereeToken; want != "" {
+		switch {
+		case req.AuthToken == "":
+			return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "this league admits referees that carry its referee token as auth_token")
+		case subtle.ConstantTimeCompare([]byte(req.AuthToken), []byte(want)) != 1:
+			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not this league's referee token")
+		}
+	}
 	meta := req.RefereeMeta
 	a, token, rejected, err := m.register(ctx, protocol.RoleReferee, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
 		meta.GameTypes, meta.MaxConcurrentMatches)

@@ -529,3 +529,37 @@ func TestVouches(t *testing.T) {
 		is.True(!ok) // no envelope
 	})
 }
+
+// TestRefereeToken: a manager with a referee token admits only the
+// referees whose registration carries it: none is E003, another is E012;
+// one without a referee token admits any.
+func TestRefereeToken(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{RefereeToken: "ref-s3cret"})
+		defer h.stop()
+		_, err := h.registerReferee("referee:REF01", endpoint("r1"), 2)
+		code, rpc := codes(err)
+		is.Equal(code, protocol.ErrAuthenticationFailed) // E003: no token
+		is.Equal(rpc, -32001)
+		_, err = h.registerRefereeWith("referee:REF01", endpoint("r1"), 2, "a-guess")
+		code, rpc = codes(err)
+		is.Equal(code, protocol.ErrAuthTokenInvalid) // E012: not the league's
+		is.Equal(rpc, -32001)
+		is.Equal(h.status().Referees, 0) // neither registered
+		r, err := h.registerRefereeWith("referee:REF01", endpoint("r1"), 2, "ref-s3cret")
+		is.NoErr(err)
+		is.Equal(r.Status, protocol.StatusAccepted)
+		is.Equal(r.RefereeID, "REF01")
+		is.True(r.AuthToken != "ref-s3cret") // its own token, as any agent's
+		p, err := h.registerPlayer("player:P01", endpoint("p1")) // players are not asked for it
+		is.NoErr(err)
+		is.Equal(p.Status, protocol.StatusAccepted)
+
+		open := newHarnessAt(t, n, "league_manager-open", league.Options{})
+		defer open.stop()
+		r, err = open.registerReferee("referee:REF01", endpoint("r1"), 2)
+		is.NoErr(err)
+		is.Equal(r.Status, protocol.StatusAccepted) // without a referee token, any referee
+	})
+}

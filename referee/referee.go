@@ -75,6 +75,11 @@ type Options struct {
 	// sent, shared with the other agents and the clients of the process
 	// (protocol.Words, transport.WithWords); nil allocates each.
 	Words *protocol.Words
+	// RegistrationToken is the auth_token of its registration: the
+	// league's referee token, for a manager that admits only the referees
+	// given it (league.Options.RefereeToken); empty for one that admits
+	// any.
+	RegistrationToken string
 }
 
 // DefaultKeepFinished is the number of finished matches a referee
@@ -291,6 +296,7 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 			Timestamp:      protocol.FormatTimestamp(r.clock()),
 			ConversationID: "conv-register-" + r.ID(),
 			LeagueID:       r.opts.LeagueID,
+			AuthToken:      r.opts.RegistrationToken,
 		},
 		RefereeMeta: &protocol.RefereeMeta{
 			DisplayName:          r.opts.DisplayName,

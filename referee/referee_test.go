@@ -46,6 +46,28 @@ func TestRegistration(t *testing.T) {
 	})
 }
 
+// TestRegistrationToken: a referee given its league's referee token
+// registers with it as its auth_token, and then uses the token the
+// manager gave it, as any other.
+func TestRegistrationToken(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		opts := baseOptions()
+		opts.RegistrationToken = "ref-s3cret"
+		h := newHarness(t, n, opts, newFakeManager(), "")
+		h.startRegistered()
+		req := recv(t, h.mgr.regs, "REFEREE_REGISTER_REQUEST")
+		is.Equal(req.Envelope, protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeRefereeRegisterRequest,
+			Sender: "referee:" + requestedID, Timestamp: epochText, ConversationID: "conv-register-" + requestedID,
+			LeagueID: optsLeague, AuthToken: "ref-s3cret"})
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		ack, err := h.send(h.startMatchMsg("R1M1", p1, p2))
+		is.NoErr(err)
+		is.Equal(ack.Envelope, refEnvelope(protocol.TypeStartMatchAck, "conv-r1m1")) // then the manager's token
+		h.report()
+	})
+}
+
 func TestRegistrationRejected(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
