@@ -551,7 +551,7 @@ func TestRefereeToken(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(r.Status, protocol.StatusAccepted)
 		is.Equal(r.RefereeID, "REF01")
-		is.True(r.AuthToken != "ref-s3cret") // its own token, as any agent's
+		is.True(r.AuthToken != "ref-s3cret")                     // its own token, as any agent's
 		p, err := h.registerPlayer("player:P01", endpoint("p1")) // players are not asked for it
 		is.NoErr(err)
 		is.Equal(p.Status, protocol.StatusAccepted)
