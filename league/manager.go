@@ -283,7 +283,7 @@ func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (
 		switch {
 		case req.AuthToken == "":
 			return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "this league admits referees that carry its referee token as auth_token")
-		case subtle.ConstantTimeCompare([]byte(req.AuthToken), []byte(want)) != 1:
+		case !sameSecret(req.AuthToken, want):
 			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not this league's referee token")
 		}
 	}
@@ -546,7 +546,7 @@ func (m *Manager) checkAdmin(r *transport.Request) error {
 		if r.Env.AuthToken == "" {
 			return protocol.Errorf(protocol.ErrAuthenticationFailed, "admin operations need the admin token as auth_token")
 		}
-		if subtle.ConstantTimeCompare([]byte(r.Env.AuthToken), []byte(m.opts.AdminToken)) != 1 {
+		if !sameSecret(r.Env.AuthToken, m.opts.AdminToken) {
 			return protocol.Errorf(protocol.ErrAuthTokenInvalid, "admin operations need the admin token as auth_token")
 		}
 		return nil
@@ -623,4 +623,12 @@ func containsRole(list []protocol.Role, r protocol.Role) bool {
 		}
 	}
 	return false
+}
+
+// sameSecret compares a token given with the one configured in constant
+// time, lengths included (their SHA-256 hashes are compared, as the
+// agents' tokens are).
+func sameSecret(given, want string) bool {
+	g, w := sha256.Sum256([]byte(given)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }

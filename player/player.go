@@ -6,6 +6,7 @@ package player
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -110,6 +111,9 @@ type Player struct {
 
 	mu        sync.Mutex
 	id, token string
+	// signed is set once a broadcast of the manager carried token
+	// (fromManager).
+	signed    bool
 	leagueID  string
 	state     string
 	lastErr   string
@@ -244,7 +248,7 @@ func (p *Player) Register(ctx context.Context) error {
 		return err
 	}
 	p.mu.Lock()
-	p.id, p.token = resp.PlayerID, resp.AuthToken
+	p.id, p.token, p.signed = resp.PlayerID, resp.AuthToken, false
 	if !p.completed {
 		// A league that has already ended stays ended.
 		p.state = StateRegistered
@@ -304,18 +308,28 @@ func (p *Player) ack(r *transport.Request) *protocol.Ack {
 
 // fromManager guards a broadcast of the league manager. One that carries a
 // token other than this player's own is refused (managers of other
-// implementations send none, so an absent token is accepted). A registered
+// implementations send none, so an absent token is accepted until the
+// manager has once signed a broadcast with the player's token: from then
+// on one without it is a stranger's, which could otherwise end the
+// player's league in the middle and cost it every match left). A registered
 // player acknowledges a broadcast of another league and ignores it: a
 // stranger (leaguectl check, another league's manager) must not change its
 // standings or end its league. An unregistered player has no league of its
 // own yet and takes every broadcast.
 func (p *Player) fromManager(h handlerFunc) handlerFunc {
 	return func(ctx context.Context, r *transport.Request) (any, error) {
-		p.mu.Lock()
-		token, league := p.token, p.leagueID
-		p.mu.Unlock()
 		env := r.Env
-		if env.AuthToken != "" && token != "" && env.AuthToken != token {
+		p.mu.Lock()
+		token, league, signed := p.token, p.leagueID, p.signed
+		if token != "" && env.AuthToken != "" && subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(token)) == 1 {
+			p.signed = true
+		}
+		p.mu.Unlock()
+		switch {
+		case token == "":
+		case env.AuthToken == "" && signed:
+			return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "this player's manager signs its broadcasts with the player's token, and this one carries none")
+		case env.AuthToken != "" && subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(token)) != 1:
 			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not the one this player was given")
 		}
 		if token != "" && env.LeagueID != "" && env.LeagueID != league {

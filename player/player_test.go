@@ -793,8 +793,11 @@ func TestBroadcastAcks(t *testing.T) {
 				r := registered(t, n, "even")
 				msg := b.msg("tok-P01")
 				conv := msg.(protocol.Message).Env().ConversationID
+				is.Equal(r.call(t, string(b.typ), b.msg("")), registeredAckFor(b.typ, conv)) // no token, from a manager that has signed nothing
 				is.Equal(r.call(t, b.method, msg), registeredAckFor(b.typ, conv))            // own token
-				is.Equal(r.call(t, string(b.typ), b.msg("")), registeredAckFor(b.typ, conv)) // no token
+				// From then on the manager signs: one without the token is
+				// a stranger's (E003), and changes nothing.
+				is.Equal(protocol.CodeOf(r.callErr(t, string(b.typ), b.msg(""))), protocol.ErrAuthenticationFailed)
 			})
 		}
 		t.Run("GAME_ERROR", func(t *testing.T) {
@@ -849,10 +852,32 @@ func TestLeagueCompleted(t *testing.T) {
 		is.Equal(r.call(t, lc.method, lc.msg("tok-P01")), registeredAckFor(protocol.TypeLeagueCompleted, "conv-league-complete"))
 		recv(t, r.p.Done())
 		// Told again (a manager that retried), the player acknowledges.
-		is.Equal(r.call(t, lc.method, lc.msg("")), registeredAckFor(protocol.TypeLeagueCompleted, "conv-league-complete"))
+		is.Equal(r.call(t, lc.method, lc.msg("tok-P01")), registeredAckFor(protocol.TypeLeagueCompleted, "conv-league-complete"))
 		st := r.p.State()
 		is.Equal(st.State, player.StateCompleted)
 		is.Equal(*st.Champion, protocol.Champion{PlayerID: "P01", DisplayName: "Agent Alpha", Points: 3})
+	})
+}
+
+// TestStrangerCannotEndTheLeague: once the manager has signed a broadcast
+// with the player's token, a LEAGUE_COMPLETED without it is a stranger's
+// (an opponent's author who knows the player's endpoint): refused with
+// E003, and the player plays on.
+func TestStrangerCannotEndTheLeague(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := registered(t, n, "even")
+		ra := broadcasts()[0]
+		is.Equal(ra.typ, protocol.TypeRoundAnnouncement)
+		r.call(t, ra.method, ra.msg("tok-P01")) // the manager's, signed
+		lc := broadcasts()[3]
+		is.Equal(protocol.CodeOf(r.callErr(t, lc.method, lc.msg(""))), protocol.ErrAuthenticationFailed)
+		is.Equal(r.p.State().State, player.StateRegistered)
+		select {
+		case <-r.p.Done():
+			t.Fatal("a stranger ended the player's league")
+		default:
+		}
 	})
 }
 

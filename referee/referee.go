@@ -98,7 +98,10 @@ type Referee struct {
 	token string
 	// shown is the token players are shown instead of token
 	// (playerEnvelope).
-	shown    string
+	shown string
+	// signed is set once a message of the manager carried token: from
+	// then on one without it is not the manager's (checkManager).
+	signed   bool
 	leagueID string
 	// manager is the endpoint of the manager the referee registered with
 	// last (before that, the one of its options): reports go there.
@@ -322,7 +325,7 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 		r.manualRegs++
 	}
 	r.id, r.token, r.state, r.manager = resp.RefereeID, resp.AuthToken, StateRegistered, endpoint
-	r.shown = shownToken(resp.RefereeID, resp.AuthToken)
+	r.shown, r.signed = shownToken(resp.RefereeID, resp.AuthToken), false
 	if resp.LeagueID != "" {
 		r.leagueID = resp.LeagueID
 	}
@@ -452,22 +455,49 @@ func (r *Referee) Vouches(req *transport.Request) (string, bool) {
 }
 
 // checkManager refuses a manager message carrying a token other than this
-// referee's own (the manager sends each agent its own token). Managers of
-// other implementations send none, so an absent token is accepted.
-func (r *Referee) checkManager(env *protocol.Envelope) error {
+// referee's own (the manager sends each agent its own token), and reports
+// whether it carried that one. Managers of other implementations send
+// none, so an absent token is accepted, until the manager has once signed
+// a message with the token: from then on a message without it is a
+// stranger's (which could otherwise end the referee's league, or fill its
+// slots). Only a signed message is answered with the referee's token:
+// answered to a stranger, it would let the stranger report matches to the
+// manager in the referee's name.
+func (r *Referee) checkManager(env *protocol.Envelope) (signed bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if env.AuthToken != "" && r.token != "" && env.AuthToken != r.token {
-		return protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not the one this referee was given")
+	switch {
+	case r.token == "":
+		return false, nil
+	case env.AuthToken == "":
+		if r.signed {
+			return false, protocol.Errorf(protocol.ErrAuthenticationFailed, "this referee's manager signs its messages with the referee's token, and this one carries none")
+		}
+		return false, nil
+	case subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(r.token)) != 1:
+		return false, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not the one this referee was given")
 	}
-	return nil
+	r.signed = true
+	return true, nil
+}
+
+// replyEnvelope is the envelope of the referee's answer to a message of
+// its manager: with the referee's token when that message was signed with
+// it (checkManager), else with none.
+func (r *Referee) replyEnvelope(t protocol.MessageType, conversation string, signed bool) protocol.Envelope {
+	env := r.envelope(t, conversation)
+	if !signed {
+		env.AuthToken = ""
+	}
+	return env
 }
 
 func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any, error) {
 	if err := r.awaitRegistration(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.checkManager(req.Env); err != nil {
+	signed, err := r.checkManager(req.Env)
+	if err != nil {
 		return nil, err
 	}
 	sm := req.Msg.(*protocol.StartMatch)
@@ -510,7 +540,7 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 	}
 	r.mu.Unlock()
 	return &protocol.StartMatchAck{
-		Envelope: r.envelope(protocol.TypeStartMatchAck, sm.ConversationID),
+		Envelope: r.replyEnvelope(protocol.TypeStartMatchAck, sm.ConversationID, signed),
 		MatchID:  sm.MatchID,
 		Status:   protocol.StatusAccepted,
 	}, nil
@@ -538,7 +568,8 @@ func (r *Referee) awaitRegistration(ctx context.Context) error {
 }
 
 func (r *Referee) onLeagueCompleted(ctx context.Context, req *transport.Request) (any, error) {
-	if err := r.checkManager(req.Env); err != nil {
+	signed, err := r.checkManager(req.Env)
+	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
@@ -547,7 +578,7 @@ func (r *Referee) onLeagueCompleted(ctx context.Context, req *transport.Request)
 		close(r.done)
 	}
 	r.mu.Unlock()
-	return &protocol.Ack{Envelope: r.envelope(req.Type, req.Env.ConversationID), Status: "ACK"}, nil
+	return &protocol.Ack{Envelope: r.replyEnvelope(req.Type, req.Env.ConversationID, signed), Status: "ACK"}, nil
 }
 
 // MatchState is what get_match_state reports of one match.

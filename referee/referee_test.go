@@ -150,6 +150,17 @@ func TestStartMatchRefusals(t *testing.T) {
 
 		h.startRegistered()
 
+		// No token at all (managers of other implementations) while the
+		// manager has signed nothing yet: accepted, and answered without
+		// the referee's token, which a stranger must not learn.
+		sm := h.startMatchMsg("R0M1", p1, p2)
+		sm.AuthToken = ""
+		ack, err := h.send(sm)
+		is.NoErr(err)
+		is.Equal(ack.Status, protocol.StatusAccepted) // absent token accepted
+		is.Equal(ack.AuthToken, "")                   // and not answered with the token
+		is.Equal(h.report().MatchID, "R0M1")          // reported with it, to the manager
+
 		// Missing endpoints: E002.
 		for _, drop := range []func(*protocol.StartMatch){
 			func(sm *protocol.StartMatch) { sm.PlayerAEndpoint = "" },
@@ -164,27 +175,39 @@ func TestStartMatchRefusals(t *testing.T) {
 		}
 
 		// A token other than the referee's own: E012.
-		sm := h.startMatchMsg("R1M1", p1, p2)
+		sm = h.startMatchMsg("R1M1", p1, p2)
 		sm.AuthToken = "tok-somebody-else"
 		_, err = h.send(sm)
 		e = rpcError(t, err)
 		is.Equal(e.LeagueCode(), protocol.ErrAuthTokenInvalid) // wrong token
 		is.Equal(e.Code, -32001)
 
-		is.Equal(len(p1.invites), 0) // nothing was started
-		is.Equal(len(p2.invites), 0)
+		is.Equal(len(p1.invites), 1) // nothing was started but R0M1
+		is.Equal(len(p2.invites), 1)
 		st, err := h.matchState("R1M1")
 		is.Equal(protocol.CodeOf(err), protocol.ErrMatchNotFound) // the refused match is unknown
 		is.Equal(st.MatchID, "")
 
-		// No token at all (managers of other implementations): accepted.
+		// Once the manager has signed a message with the token (the
+		// refused ones above were signed), one without it is a
+		// stranger's: E003, and nothing starts.
 		sm = h.startMatchMsg("R1M1", p1, p2)
 		sm.AuthToken = ""
-		ack, err := h.send(sm)
+		_, err = h.send(sm)
+		e = rpcError(t, err)
+		is.Equal(e.LeagueCode(), protocol.ErrAuthenticationFailed)
+		is.Equal(len(p1.invites), 1) // only R0M1's
+		var done protocol.Ack
+		lc := &protocol.LeagueCompleted{Envelope: mgrEnvelope(protocol.TypeLeagueCompleted, "conv-end", ""),
+			TotalRounds: 1, TotalMatches: 2, Champion: &protocol.Champion{PlayerID: "P01", DisplayName: "Player 01", Points: 3},
+			FinalStandings: []protocol.StandingRow{{Rank: 1, PlayerID: "P01", Played: 1, Wins: 1, Points: 3}}}
+		err = h.client.Call(context.Background(), h.refEP, protocol.MethodNotifyLeagueComplete, lc, &done)
+		is.Equal(protocol.CodeOf(err), protocol.ErrAuthenticationFailed) // nor does a stranger end its league
+
+		ack, err = h.send(h.startMatchMsg("R1M1", p1, p2)) // the manager's, signed
 		is.NoErr(err)
-		is.Equal(ack.Status, protocol.StatusAccepted) // absent token accepted
-		rep := h.report()
-		is.Equal(rep.MatchID, "R1M1")
+		is.Equal(ack.Envelope, refEnvelope(protocol.TypeStartMatchAck, "conv-r1m1")) // answered with the token
+		is.Equal(h.report().MatchID, "R1M1")
 	})
 }
 
