@@ -480,11 +480,19 @@ func TestSpoofFloodAcrossProcesses(t *testing.T) {
 		}
 	}
 	is.True(strings.Contains(refusal, "sender referee:REF01 at 127.0.0.1")) // the claim's budget is spent
-	out, errs, code := runCLI(t, "start", "--manager", mgr.endpoint, "--min-players", "4", "--wait", "--output", "json")
+	playedAsSimulate(t, mgr, 4, "9")
+}
+
+// playedAsSimulate starts the league of mgr's players, waits for its end
+// and checks that its final standings are simulate's for the seed.
+func playedAsSimulate(t *testing.T, mgr *server, players int, seed string) {
+	t.Helper()
+	is := is.New(t)
+	out, errs, code := runCLI(t, "start", "--manager", mgr.endpoint, "--min-players", fmt.Sprint(players), "--wait", "--output", "json")
 	if code != 0 {
 		t.Fatalf("start --wait: %s\nmanager:\n%s", errs, mgr.stderr)
 	}
-	sim, _, code := runCLI(t, "simulate", "--players", "4", "--seed", "9", "--output", "json")
+	sim, _, code := runCLI(t, "simulate", "--players", fmt.Sprint(players), "--seed", seed, "--output", "json")
 	is.Equal(code, 0)
 	is.Equal(decode(t, out).FinalStandings, decode(t, sim).FinalStandings)
 }
@@ -516,13 +524,7 @@ func TestRefereeTokenAcrossProcesses(t *testing.T) {
 		startServer(t, id, "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id,
 			"--name", "Player "+id[1:], "--seed", "11")
 	}
-	out, errs, code := runCLI(t, "start", "--manager", mgr.endpoint, "--min-players", "4", "--wait", "--output", "json")
-	if code != 0 {
-		t.Fatalf("start --wait: %s\nmanager:\n%s", errs, mgr.stderr)
-	}
-	sim, _, code := runCLI(t, "simulate", "--players", "4", "--seed", "11", "--output", "json")
-	is.Equal(code, 0)
-	is.Equal(decode(t, out).FinalStandings, decode(t, sim).FinalStandings)
+	playedAsSimulate(t, mgr, 4, "11")
 	h := status(t, mgr.endpoint)
 	is.Equal(h["referees"], 1.0) // REF99 never registered
 }
