@@ -180,7 +180,7 @@ func TestFaultSlow(t *testing.T) {
 		is.Equal(string(raw), joinAckP01) // a normal answer, within 1 s
 		is.NoErr(r.c.Call(within(t, time.Second), r.ep, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil), &raw))
 		is.Equal(string(raw), `{"protocol":"league.v2","message_type":"CHOOSE_PARITY_RESPONSE","sender":"player:P01",`+
-			`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"tok-P01",`+
+			`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"`+shownP01+`",`+
 			`"match_id":"R1M1","player_id":"P01","parity_choice":"even"}`) // the strategy's choice
 		// The acknowledged messages, at once: each is answered 150 ms late.
 		acks := leagueMessages()[2:]
@@ -197,7 +197,11 @@ func TestFaultSlow(t *testing.T) {
 		wg.Wait()
 		for i, m := range acks {
 			is.NoErr(errs[i])
-			is.Equal(got[i], registeredAckFor(protocol.MessageType(m.method), m.msg.(protocol.Message).Env().ConversationID)) // acknowledged, late
+			want := registeredAckFor // a broadcast with the player's token
+			if typ := protocol.MessageType(m.method); typ == protocol.TypeGameOver || typ == protocol.TypeGameError {
+				want = refereeAckFor // a referee's message
+			}
+			is.Equal(got[i], want(protocol.MessageType(m.method), m.msg.(protocol.Message).Env().ConversationID)) // acknowledged, late
 		}
 		is.Equal(r.p.State().Stats, player.Stats{Played: 1, Wins: 1}) // handled as usual
 		is.True(strings.Contains(r.call(t, "ping", nil), `"status":"ok"`))
@@ -213,14 +217,14 @@ func TestFaultInvalid(t *testing.T) {
 		is.Equal(r.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02")), joinAckP01) // accepted
 		is.Equal(r.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil)),
 			`{"protocol":"league.v2","message_type":"CHOOSE_PARITY_RESPONSE","sender":"player:P01",`+
-				`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"tok-P01",`+
+				`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"`+shownP01+`",`+
 				`"match_id":"R1M1","player_id":"P01","parity_choice":"Even"}`) // exactly "Even", whatever the strategy
 		is.True(protocol.CheckParity("Even") != nil) // which the referee refuses
 
 		// The referee's technical loss is recorded as any result is.
 		is.Equal(r.call(t, "GAME_OVER", gameOver("R1M1", 1, &protocol.GameResult{Status: protocol.ResultTechnicalLoss,
 			WinnerPlayerID: ptr("P02"), Choices: map[string]string{"P02": odd}, Reason: "invalid parity choice"})),
-			registeredAckFor(protocol.TypeGameOver, "conv-r1m1"))
+			refereeAckFor(protocol.TypeGameOver, "conv-r1m1"))
 		st := r.p.State()
 		is.Equal(st.Stats, player.Stats{Played: 1, Losses: 1, TechnicalLosses: 1})
 		is.Equal(st.History, []player.Game{{MatchID: "R1M1", RoundID: 1, OpponentID: "P02", MyChoice: odd, OpponentChoice: odd,
@@ -236,7 +240,7 @@ func TestFaultDecline(t *testing.T) {
 		r, _ := withFault(t, n, "even", player.Fault{Kind: player.FaultDecline})
 		is.Equal(r.call(t, "GAME_INVITATION", invitation("R3M2", 3, "P02")),
 			`{"protocol":"league.v2","message_type":"GAME_JOIN_ACK","sender":"player:P01","timestamp":"2025-01-15T10:30:00Z",`+
-				`"conversation_id":"conv-r3m2","league_id":"league_test","auth_token":"tok-P01","match_id":"R3M2","player_id":"P01",`+
+				`"conversation_id":"conv-r3m2","league_id":"league_test","auth_token":"`+shownP01+`","match_id":"R3M2","player_id":"P01",`+
 				`"arrival_timestamp":"2025-01-15T10:30:00Z","accept":false}`) // declined; match_id and conversation echoed
 		var resp protocol.ChooseParityResponse
 		is.NoErr(r.c.Call(ctxFor(t), r.ep, "CHOOSE_PARITY_CALL", parityCall("R3M2", "P01", nil), &resp))
@@ -244,7 +248,7 @@ func TestFaultDecline(t *testing.T) {
 
 		is.Equal(r.call(t, "GAME_OVER", gameOver("R3M2", 3, &protocol.GameResult{Status: protocol.ResultTechnicalLoss,
 			WinnerPlayerID: ptr("P02"), Choices: map[string]string{}, Reason: "declined"})),
-			registeredAckFor(protocol.TypeGameOver, "conv-r3m2"))
+			refereeAckFor(protocol.TypeGameOver, "conv-r3m2"))
 		st := r.p.State()
 		is.Equal(st.Stats, player.Stats{Played: 1, Losses: 1, TechnicalLosses: 1}) // the GAME_OVER is recorded
 		is.Equal(st.History[0].OpponentID, "P02")                                  // from the declined invitation

@@ -113,7 +113,10 @@ type Player struct {
 	id, token string
 	// signed is set once a broadcast of the manager carried token
 	// (fromManager).
-	signed    bool
+	signed bool
+	// shown is the token referees are shown instead of token
+	// (protocol.ShownToken).
+	shown     string
 	leagueID  string
 	state     string
 	lastErr   string
@@ -249,6 +252,7 @@ func (p *Player) Register(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	p.id, p.token, p.signed = resp.PlayerID, resp.AuthToken, false
+	p.shown = protocol.ShownToken(protocol.RolePlayer, resp.PlayerID, resp.AuthToken)
 	if !p.completed {
 		// A league that has already ended stays ended.
 		p.state = StateRegistered
@@ -291,19 +295,39 @@ func (p *Player) envelope(t protocol.MessageType, conversation string) protocol.
 	return p.envelopeAs("", t, conversation)
 }
 
-// envelopeAs is the envelope of a reply sent as id ("": the player's own,
-// idLocked), as answerAsLocked chose it for a message.
+// envelopeAs is the envelope of a reply to a referee sent as id ("": the
+// player's own, idLocked), as answerAsLocked chose it for a message. It
+// carries the token shown to referees, not the player's own: a referee
+// cannot check a player's token, and with it could act as the player at
+// the manager, or end its league.
 func (p *Player) envelopeAs(id string, t protocol.MessageType, conversation string) protocol.Envelope {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if id == "" {
 		id = p.idLocked()
 	}
-	return p.origin.Envelope(id, t, p.clock(), conversation, p.leagueID, p.token)
+	return p.origin.Envelope(id, t, p.clock(), conversation, p.leagueID, p.shown)
 }
 
+// ack acknowledges a message of a referee.
 func (p *Player) ack(r *transport.Request) *protocol.Ack {
 	return &protocol.Ack{Envelope: p.envelope(r.Type, r.Env.ConversationID), Status: "ACK"}
+}
+
+// managerAck acknowledges a broadcast of the manager: with the player's
+// token only when the broadcast carried it (the manager's, then), else
+// with none, as the other implementations' players acknowledge
+// broadcasts: one without it may be a stranger's.
+func (p *Player) managerAck(r *transport.Request) *protocol.Ack {
+	a := p.ack(r)
+	p.mu.Lock()
+	token := p.token
+	p.mu.Unlock()
+	a.AuthToken = ""
+	if token != "" && subtle.ConstantTimeCompare([]byte(r.Env.AuthToken), []byte(token)) == 1 {
+		a.AuthToken = token
+	}
+	return a
 }
 
 // fromManager guards a broadcast of the league manager. One that carries a
@@ -337,7 +361,7 @@ func (p *Player) fromManager(h handlerFunc) handlerFunc {
 				slog.String("message_type", string(r.Type)), slog.String("league_id", protocol.Clip(env.LeagueID)),
 				slog.String("conversation_id", protocol.Clip(env.ConversationID)))
 			a := p.ack(r)
-			a.AuthToken = "" // the player's token is for its own league only
+			a.AuthToken = "" // no token of the player's is for another league
 			return a, nil
 		}
 		return h(ctx, r)
@@ -583,7 +607,7 @@ func (p *Player) onRoundAnnouncement(ctx context.Context, r *transport.Request) 
 		p.history = slices.Grow(p.history, games-len(p.history))
 	}
 	p.mu.Unlock()
-	return p.ack(r), nil
+	return p.managerAck(r), nil
 }
 
 // maxHistoryHint bounds the room a round announcement makes for history:
@@ -595,11 +619,11 @@ func (p *Player) onStandings(ctx context.Context, r *transport.Request) (any, er
 	p.mu.Lock()
 	p.standings, p.update = nil, su // read when State asks
 	p.mu.Unlock()
-	return p.ack(r), nil
+	return p.managerAck(r), nil
 }
 
 func (p *Player) onRoundCompleted(ctx context.Context, r *transport.Request) (any, error) {
-	return p.ack(r), nil
+	return p.managerAck(r), nil
 }
 
 func (p *Player) onLeagueCompleted(ctx context.Context, r *transport.Request) (any, error) {
@@ -616,7 +640,7 @@ func (p *Player) onLeagueCompleted(ctx context.Context, r *transport.Request) (a
 		close(p.done)
 	}
 	p.mu.Unlock()
-	return p.ack(r), nil
+	return p.managerAck(r), nil
 }
 
 func (p *Player) onPing(context.Context, *transport.Request) (any, error) {

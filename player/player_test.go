@@ -178,10 +178,31 @@ func ackFor(t protocol.MessageType, conversation string) string {
 		`","conversation_id":"` + conversation + `","status":"ACK"}`
 }
 
-// registeredAckFor is the same reply from P01 registered with tok-P01.
+// registeredAckFor is the same reply from P01 registered with tok-P01 to a
+// broadcast of its manager that carried tok-P01.
 func registeredAckFor(t protocol.MessageType, conversation string) string {
 	return `{"protocol":"league.v2","message_type":"` + string(t) + `","sender":"player:P01","timestamp":"` + now +
 		`","conversation_id":"` + conversation + `","league_id":"league_test","auth_token":"tok-P01","status":"ACK"}`
+}
+
+// unsignedAckFor is the reply of P01 registered with tok-P01 to a
+// broadcast without a token: the player's token is not shown to whoever
+// sent it.
+func unsignedAckFor(t protocol.MessageType, conversation string) string {
+	return `{"protocol":"league.v2","message_type":"` + string(t) + `","sender":"player:P01","timestamp":"` + now +
+		`","conversation_id":"` + conversation + `","league_id":"league_test","status":"ACK"}`
+}
+
+// shownP01 is the token P01, registered with tok-P01, shows referees
+// (protocol.ShownToken; python3: "tok_player_P01_" + hmac.new(b"tok-P01",
+// b"shown by player P01", hashlib.sha256).hexdigest()[:32]).
+const shownP01 = "tok_player_P01_3d6a580bf533b51769027f5e77da730f"
+
+// refereeAckFor is the reply of P01 registered with tok-P01 to a message
+// of a referee that gets an acknowledgement.
+func refereeAckFor(t protocol.MessageType, conversation string) string {
+	return `{"protocol":"league.v2","message_type":"` + string(t) + `","sender":"player:P01","timestamp":"` + now +
+		`","conversation_id":"` + conversation + `","league_id":"league_test","auth_token":"` + shownP01 + `","status":"ACK"}`
 }
 
 // --- Registration ---
@@ -227,7 +248,7 @@ func TestRegisterStoresAssignedID(t *testing.T) {
 			`{"manager":%q,"player_id":"P07","registered":true,"role":"player","state":"REGISTERED"}`, mgr))
 		is.Equal(r.call(t, "handle_game_invitation", invitation("R1M1", 1, "P02")),
 			`{"protocol":"league.v2","message_type":"GAME_JOIN_ACK","sender":"player:P07","timestamp":"2025-01-15T10:30:00Z",`+
-				`"conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"tok-P07","match_id":"R1M1","player_id":"P07",`+
+				`"conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"tok_player_P07_8eb61b3649e217c6d38ffa7c1428bf42","match_id":"R1M1","player_id":"P07",`+
 				`"arrival_timestamp":"2025-01-15T10:30:00Z","accept":true}`) // its id and its own token
 	})
 }
@@ -400,7 +421,7 @@ func TestRunStopsOnFinalError(t *testing.T) {
 // --- Invitations ---
 
 const joinAckP01 = `{"protocol":"league.v2","message_type":"GAME_JOIN_ACK","sender":"player:P01",` +
-	`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"tok-P01",` +
+	`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"` + shownP01 + `",` +
 	`"match_id":"R1M1","player_id":"P01","arrival_timestamp":"2025-01-15T10:30:00Z","accept":true}`
 
 func TestInvitation(t *testing.T) {
@@ -491,7 +512,7 @@ func TestParityCall(t *testing.T) {
 			r.call(t, "handle_game_invitation", invitation("R1M2", 1, "P03"))
 			is.Equal(r.call(t, "choose_parity", parityCall("R1M1", "P01", nil)),
 				`{"protocol":"league.v2","message_type":"CHOOSE_PARITY_RESPONSE","sender":"player:P01","timestamp":"2025-01-15T10:30:00Z",`+
-					`"conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"tok-P01","match_id":"R1M1","player_id":"P01",`+
+					`"conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"`+shownP01+`","match_id":"R1M1","player_id":"P01",`+
 					`"parity_choice":"odd"}`) // seed 42, P01, R1M1
 			var resp protocol.ChooseParityResponse
 			is.NoErr(r.c.Call(ctxFor(t), r.ep, "CHOOSE_PARITY_CALL", parityCall("R1M2", "P01", nil), &resp))
@@ -622,12 +643,12 @@ func TestGameOver(t *testing.T) {
 					r.call(t, "handle_game_invitation", invitation("R1M1", 1, "P02"))
 					r.call(t, "choose_parity", parityCall("R1M1", "P01", nil))
 				}
-				is.Equal(r.call(t, "notify_match_result", c.msg), registeredAckFor(protocol.TypeGameOver, "conv-r1m1"))
+				is.Equal(r.call(t, "notify_match_result", c.msg), refereeAckFor(protocol.TypeGameOver, "conv-r1m1"))
 				st := r.p.State()
 				is.Equal(st.History, []player.Game{c.want}) // the history entry
 				is.Equal(st.Stats, c.stats)
 				// Told again, nothing changes.
-				is.Equal(r.call(t, "GAME_OVER", c.msg), registeredAckFor(protocol.TypeGameOver, "conv-r1m1"))
+				is.Equal(r.call(t, "GAME_OVER", c.msg), refereeAckFor(protocol.TypeGameOver, "conv-r1m1"))
 				st = r.p.State()
 				is.Equal(len(st.History), 1) // not recorded twice
 				is.Equal(st.Stats, c.stats)  // not counted twice
@@ -793,8 +814,8 @@ func TestBroadcastAcks(t *testing.T) {
 				r := registered(t, n, "even")
 				msg := b.msg("tok-P01")
 				conv := msg.(protocol.Message).Env().ConversationID
-				is.Equal(r.call(t, string(b.typ), b.msg("")), registeredAckFor(b.typ, conv)) // no token, from a manager that has signed nothing
-				is.Equal(r.call(t, b.method, msg), registeredAckFor(b.typ, conv))            // own token
+				is.Equal(r.call(t, string(b.typ), b.msg("")), unsignedAckFor(b.typ, conv)) // no token, from a manager that has signed nothing: answered without one
+				is.Equal(r.call(t, b.method, msg), registeredAckFor(b.typ, conv))          // own token
 				// From then on the manager signs: one without the token is
 				// a stranger's (E003), and changes nothing.
 				is.Equal(protocol.CodeOf(r.callErr(t, string(b.typ), b.msg(""))), protocol.ErrAuthenticationFailed)
@@ -806,7 +827,7 @@ func TestBroadcastAcks(t *testing.T) {
 			is.Equal(r.call(t, "notify_game_error", &protocol.GameError{
 				Envelope: env(protocol.TypeGameError, "referee:REF01", "conv-r1m1"), MatchID: "R1M1",
 				ErrorCode: protocol.ErrTimeout, AffectedPlayer: "P01", Consequence: "Technical loss awarded to P01",
-			}), registeredAckFor(protocol.TypeGameError, "conv-r1m1"))
+			}), refereeAckFor(protocol.TypeGameError, "conv-r1m1"))
 		})
 	})
 }

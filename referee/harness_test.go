@@ -30,11 +30,10 @@ const (
 	assignedID  = "REF02" // the fake manager assigns another id than the one asked for
 	refToken    = "tok-ref-0123456789abcdef"
 	// shownTok is the token the referee shows players instead of
-	// refToken: HMAC-SHA256 under refToken of "shown to players by
-	// referee REF02", its first 16 bytes in hex (python3: hmac.new(
-	// b"tok-ref-0123456789abcdef", b"shown to players by referee REF02",
+	// refToken (protocol.ShownToken; python3: "tok_referee_REF02_" +
+	// hmac.new(b"tok-ref-0123456789abcdef", b"shown by referee REF02",
 	// hashlib.sha256).hexdigest()[:32]).
-	shownTok   = "tok_referee_REF02_11ab16c2cde78d5657c019dfe80ccc1f"
+	shownTok   = "tok_referee_REF02_c6ae73ab80cd14f33592ba0341e4584c"
 	optsLeague = "league_test"
 	mgrLeague  = "league_2025_even_odd" // league_id of the registration response
 	testSeed   = 42

@@ -8,10 +8,7 @@ package referee
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -325,7 +322,7 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 		r.manualRegs++
 	}
 	r.id, r.token, r.state, r.manager = resp.RefereeID, resp.AuthToken, StateRegistered, endpoint
-	r.shown, r.signed = shownToken(resp.RefereeID, resp.AuthToken), false
+	r.shown, r.signed = protocol.ShownToken(protocol.RoleReferee, resp.RefereeID, resp.AuthToken), false
 	if resp.LeagueID != "" {
 		r.leagueID = resp.LeagueID
 	}
@@ -412,25 +409,12 @@ func (r *Referee) envelope(t protocol.MessageType, conversation string) protocol
 // implementations put the referee's own there; but a player cannot check
 // a referee's token, and with the one the manager gave the referee a
 // player could report its own match to the manager in the referee's name.
-// Players are shown a token of the same form made from it (shownToken),
-// which the manager knows nothing of.
+// Players are shown a token of the same form made from it
+// (protocol.ShownToken), which the manager knows nothing of.
 func (r *Referee) playerEnvelope(t protocol.MessageType, conversation string) protocol.Envelope {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.origin.Envelope(r.idLocked(), t, r.clock(), conversation, r.leagueID, r.shown)
-}
-
-// shownToken is the token a referee shows players, made from the one its
-// manager gave it (HMAC-SHA256 under it: the same for every player, and
-// nothing anyone without the manager's token can make): "" when the
-// manager gave none.
-func shownToken(id, token string) string {
-	if token == "" {
-		return ""
-	}
-	mac := hmac.New(sha256.New, []byte(token))
-	mac.Write([]byte("shown to players by referee " + id))
-	return "tok_referee_" + id + "_" + hex.EncodeToString(mac.Sum(nil)[:16])
 }
 
 // Vouches proves that r comes from this referee's league manager, a
