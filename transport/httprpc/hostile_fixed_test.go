@@ -191,11 +191,19 @@ func TestHostileWatchOutlivesHeadDeadline(t *testing.T) {
 		}
 		return nil, ctx.Err()
 	})
-	const headTimeout = 100 * time.Millisecond
+	// Long enough that the head, written at once, is read within it even
+	// on a loaded machine under -race (at 100 ms a CI run once lost the
+	// head to the timeout and waited for the handler until the test binary
+	// timed out), short enough for the pause below.
+	const headTimeout = 500 * time.Millisecond
 	_, addr := hostileServe(t, m, httprpc.ServerConfig{ReadHeaderTimeout: headTimeout})
 	c := hostileDial(t, addr)
 	hostileWrite(t, c, post(`{"jsonrpc":"2.0","method":"wait","id":1}`))
-	<-started
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second): // bounds the test only
+		t.Fatal("the handler did not start")
+	}
 	// The client's pause: nothing on the server tells when the header
 	// timeout has passed.
 	<-time.After(2 * headTimeout)
@@ -207,7 +215,7 @@ func TestHostileWatchOutlivesHeadDeadline(t *testing.T) {
 		if err != context.Canceled {
 			t.Fatalf("the handler's context ended with %v", err)
 		}
-	case <-time.After(500 * time.Millisecond): // bounds the test only
+	case <-time.After(5 * time.Second): // bounds the test only
 		t.Fatal("the handler's context did not end when its client went away")
 	}
 }
