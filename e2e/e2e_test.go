@@ -396,12 +396,13 @@ func TestManagerCrashResumes(t *testing.T) {
 	port := portOf(mgr.endpoint)
 	startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", "REF01", "--seed", "5",
 		"--max-concurrent-matches", "2")
+	var players []*server
 	for i := 1; i <= 6; i++ {
 		id := fmt.Sprintf("P%02d", i)
 		// Slow players (well within the timeouts) stretch the league so
 		// that the crash falls in its middle; their choices do not change.
-		startServer(t, id, "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id, "--name", "Player "+id[1:],
-			"--seed", "5", "--fault", "slow:30ms")
+		players = append(players, startServer(t, id, "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id, "--name", "Player "+id[1:],
+			"--seed", "5", "--fault", "slow:30ms"))
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -438,6 +439,12 @@ func TestManagerCrashResumes(t *testing.T) {
 		is.Equal(r.Status, "DONE") // every match counted
 	}
 	is.True(strings.Contains(again.stderr.String(), `"state":"RUNNING"`)) // it resumed a running league
+	// The restarted manager, which kept only the tokens' hashes, sends a
+	// player no token until the player shows its own: every player still
+	// took its broadcasts, the league's end among them.
+	for _, p := range players {
+		is.Equal(status(t, p.endpoint)["state"], "LEAGUE_COMPLETED") // p.name
+	}
 }
 
 // TestSpoofFloodAcrossProcesses: serve-manager proves its league's agents

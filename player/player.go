@@ -111,9 +111,6 @@ type Player struct {
 
 	mu        sync.Mutex
 	id, token string
-	// signed is set once a broadcast of the manager carried token
-	// (fromManager).
-	signed bool
 	// shown is the token referees are shown instead of token
 	// (protocol.ShownToken).
 	shown     string
@@ -251,7 +248,7 @@ func (p *Player) Register(ctx context.Context) error {
 		return err
 	}
 	p.mu.Lock()
-	p.id, p.token, p.signed = resp.PlayerID, resp.AuthToken, false
+	p.id, p.token = resp.PlayerID, resp.AuthToken
 	p.shown = protocol.ShownToken(protocol.RolePlayer, resp.PlayerID, resp.AuthToken)
 	if !p.completed {
 		// A league that has already ended stays ended.
@@ -331,11 +328,11 @@ func (p *Player) managerAck(r *transport.Request) *protocol.Ack {
 }
 
 // fromManager guards a broadcast of the league manager. One that carries a
-// token other than this player's own is refused (managers of other
-// implementations send none, so an absent token is accepted until the
-// manager has once signed a broadcast with the player's token: from then
-// on one without it is a stranger's, which could otherwise end the
-// player's league in the middle and cost it every match left). A registered
+// token other than this player's own is refused; one without a token is
+// accepted (managers of other implementations send none, and so does ours
+// after a restart until the player has shown it the token again: it keeps
+// only the tokens' hashes), and acknowledged without the player's token
+// (managerAck). A registered
 // player acknowledges a broadcast of another league and ignores it: a
 // stranger (leaguectl check, another league's manager) must not change its
 // standings or end its league. An unregistered player has no league of its
@@ -344,16 +341,9 @@ func (p *Player) fromManager(h handlerFunc) handlerFunc {
 	return func(ctx context.Context, r *transport.Request) (any, error) {
 		env := r.Env
 		p.mu.Lock()
-		token, league, signed := p.token, p.leagueID, p.signed
-		if token != "" && env.AuthToken != "" && subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(token)) == 1 {
-			p.signed = true
-		}
+		token, league := p.token, p.leagueID
 		p.mu.Unlock()
-		switch {
-		case token == "":
-		case env.AuthToken == "" && signed:
-			return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "this player's manager signs its broadcasts with the player's token, and this one carries none")
-		case env.AuthToken != "" && subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(token)) != 1:
+		if token != "" && env.AuthToken != "" && subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(token)) != 1 {
 			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not the one this player was given")
 		}
 		if token != "" && env.LeagueID != "" && env.LeagueID != league {
