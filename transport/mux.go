@@ -221,10 +221,8 @@ const replyRoom = 512
 // is when the request is a notification.
 func (m *Mux) serveOne(ctx context.Context, dst []byte, in *protocol.Incoming, peer Peer, shared *protocol.Broadcast) []byte {
 	if in.Err != nil {
-		if m.limits != nil {
-			if err := m.limits.allowRequest(nil, peer); err != nil {
-				return protocol.AppendError(dst, in.ID, protocol.ToRPCError(err))
-			}
+		if rerr := m.overRate(nil, peer); rerr != nil {
+			return protocol.AppendError(dst, in.ID, rerr)
 		}
 		m.logRefused(ctx, "", in.Err, peer)
 		return protocol.AppendError(dst, in.ID, in.Err)
@@ -248,10 +246,8 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, sh
 		r.decoded = nil
 		tc, err := protocol.DecodeToolCall(req.Params)
 		if err != nil {
-			if m.limits != nil { // counted as any request that could not be read
-				if err := m.limits.allowRequest(nil, peer); err != nil {
-					return nil, protocol.ToRPCError(err)
-				}
+			if rerr := m.overRate(nil, peer); rerr != nil { // counted as any request that could not be read
+				return nil, rerr
 			}
 			e := protocol.ToRPCError(protocol.Errorf(protocol.ErrInvalidMessageFormat, "%s", err))
 			e.Code, e.Message = protocol.CodeInvalidParams, "Invalid params: "+err.Error()
@@ -260,10 +256,8 @@ func (m *Mux) dispatch(ctx context.Context, req *protocol.Request, peer Peer, sh
 		r.Method, r.Params, r.MCP = tc.Name, tc.Arguments, true
 	}
 	h, rerr := m.resolve(r, shared)
-	if m.limits != nil {
-		if err := m.limits.allowRequest(r, peer); err != nil {
-			return nil, protocol.ToRPCError(err)
-		}
+	if over := m.overRate(r, peer); over != nil {
+		return nil, over
 	}
 	if rerr != nil {
 		m.logRefused(ctx, r.Method, rerr, peer)
@@ -378,6 +372,18 @@ func (m *Mux) resolve(r *Request, shared *protocol.Broadcast) (Handler, *protoco
 	}
 	r.Type, r.Msg, r.Env = typ, msg, msg.Env()
 	return h, nil
+}
+
+// overRate is the E014 of a request over its rate limit (SetRateLimit),
+// or nil; r nil is a request that could not be read.
+func (m *Mux) overRate(r *Request, peer Peer) *protocol.RPCError {
+	if m.limits == nil {
+		return nil
+	}
+	if err := m.limits.allowRequest(r, peer); err != nil {
+		return protocol.ToRPCError(err)
+	}
+	return nil
 }
 
 // resolveTool gives r, a call of tool h, the envelope fields its params
