@@ -13,6 +13,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/check"
 	"github.com/leaguectl/leaguectl/player"
+	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
@@ -107,6 +108,46 @@ func TestOurPlayerPasses(t *testing.T) {
 				is.Equal(r.Passed(), len(all))
 			})
 		}
+	})
+}
+
+// TestOurPlayerInALeaguePasses: our player, registered in a league whose
+// manager has signed a broadcast with its token (from then on it refuses
+// an unsigned one of its league), passes every check all the same: the
+// check's broadcasts are of another league, acknowledged and ignored. Its
+// league is not ended by the check's LEAGUE_COMPLETED.
+func TestOurPlayerInALeaguePasses(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		const league, token = "league_2025_even_odd", "tok_player_P05_00112233445566778899aabbccddeeff"
+		mgr := transport.NewMux(nil)
+		mgr.HandleFunc(string(protocol.TypeLeagueRegisterRequest), func(_ context.Context, r *transport.Request) (any, error) {
+			return &protocol.LeagueRegisterResponse{
+				Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeLeagueRegisterResponse,
+					Sender: "league_manager:LM01", Timestamp: "2025-01-15T10:30:00Z", ConversationID: r.Env.ConversationID,
+					LeagueID: league, AuthToken: token},
+				Status: protocol.StatusAccepted, PlayerID: "P05",
+			}, nil
+		})
+		ep, p := servePlayer(t, n, player.Options{RequestedID: "P05", Seed: 7, Endpoint: "http://127.0.0.1:9/mcp",
+			ManagerEndpoint: n.Serve(t, "league_manager", mgr)})
+		is.NoErr(p.Register(ctxFor(t, 10*time.Second)))
+		announce := &protocol.RoundAnnouncement{Envelope: protocol.Envelope{Protocol: protocol.Version,
+			MessageType: protocol.TypeRoundAnnouncement, Sender: "league_manager:LM01", Timestamp: "2025-01-15T10:30:00Z",
+			ConversationID: "conv-round-1", LeagueID: league, AuthToken: token}, RoundID: 1}
+		is.NoErr(n.Client(time.Second).Call(ctxFor(t, 10*time.Second), ep, protocol.MethodNotifyRound, announce, nil)) // signed
+
+		r := checkPlayer(t, n, ep)
+		explain(t, r)
+		all, failed := names(r)
+		is.Equal(all, wantChecks(n, playerChecks))
+		is.Equal(failed, nil) // all passed
+		select {
+		case <-p.Done():
+			t.Fatal("the check ended the player's league")
+		default:
+		}
+		is.Equal(p.State().State, player.StateRegistered)
 	})
 }
 

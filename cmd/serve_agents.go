@@ -116,7 +116,12 @@ first line of stdout.`,
 				if store, err = openStore(c.Context(), dbPath); err != nil {
 					return nil, err
 				}
+				tokenKey, err := tokenKeyFor(dbPath, logger)
+				if err != nil {
+					return nil, err
+				}
 				mo := managerOptions(cfg, seed)
+				mo.TokenKey = tokenKey
 				mo.Endpoint, mo.MinPlayers, mo.RegistrationWindow = endpoint, o.minPlayers, window
 				mo.AdminToken, mo.Store, mo.Words = adminTokenFrom(o.adminToken), store, protocol.NewWords()
 				mo.RefereeToken = refereeTokenFrom(o.refereeToken)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
+	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/league/sqlite"
 )
 
@@ -24,4 +26,22 @@ func openStore(ctx context.Context, path string) (*sqlite.Store, error) {
 		return nil, &exitError{code: ExitValidation, err: fmt.Errorf("--db %s: %w", path, err)}
 	}
 	return s, nil
+}
+
+// tokenKeyFor is the token key of the manager whose database is at path:
+// read from path+".key", made there at the first start. A manager
+// restarted with it makes its agents' tokens again and signs its messages
+// to them as before the restart; the database alone holds no token. A
+// throwaway database in memory needs none.
+func tokenKeyFor(path string, logger *slog.Logger) ([]byte, error) {
+	if path == sqlite.Memory {
+		return nil, nil
+	}
+	keyPath := path + ".key"
+	key, created, err := league.TokenKeyFile(keyPath, nil)
+	if err != nil {
+		return nil, &exitError{code: ExitValidation, err: fmt.Errorf("--db %s: %w", path, err)}
+	}
+	logger.LogAttrs(context.Background(), slog.LevelInfo, "token key", slog.String("path", keyPath), slog.Bool("created", created))
+	return key, nil
 }

@@ -415,7 +415,16 @@ func TestManagerCrashResumes(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// Every player has taken a broadcast signed with its token: from now
+	// on a LEAGUE_COMPLETED without it, which anyone can send, ends
+	// nothing.
+	for _, p := range players {
+		is.Equal(forgeLeagueCompleted(t, p.endpoint), protocol.ErrAuthenticationFailed) // p.name
+	}
 	mgr.kill(t)
+	fi, err := os.Stat(db + ".key")
+	is.NoErr(err)
+	is.Equal(fi.Mode().Perm(), os.FileMode(0o600)) // the token key, its owner's only
 	again := startServer(t, "manager (restarted)", "serve-manager", "--port", port, "--db", db, "--seed", "5")
 	is.Equal(again.endpoint, mgr.endpoint) // the agents find it where it was
 	out, errs, code := runCLI(t, "start", "--manager", again.endpoint, "--wait", "--output", "json")
@@ -439,12 +448,41 @@ func TestManagerCrashResumes(t *testing.T) {
 		is.Equal(r.Status, "DONE") // every match counted
 	}
 	is.True(strings.Contains(again.stderr.String(), `"state":"RUNNING"`)) // it resumed a running league
-	// The restarted manager, which kept only the tokens' hashes, sends a
-	// player no token until the player shows its own: every player still
-	// took its broadcasts, the league's end among them.
+	// The restarted manager made the tokens again from its key and signed
+	// its broadcasts with them: every player, which refuses one without
+	// its token by now, took them, the league's end among them.
 	for _, p := range players {
 		is.Equal(status(t, p.endpoint)["state"], "LEAGUE_COMPLETED") // p.name
 	}
+	is.True(!strings.Contains(again.stderr.String(), "tokens not known")) // every one of them
+}
+
+// forgeLeagueCompleted sends the agent at endpoint a LEAGUE_COMPLETED of
+// its league without a token, as anyone who knows the endpoint can, and
+// returns the E-code of its answer ("" for none).
+func forgeLeagueCompleted(t *testing.T, endpoint string) protocol.Code {
+	t.Helper()
+	forged := `{"jsonrpc":"2.0","method":"notify_league_completed","id":1,"params":{"protocol":"league.v2",` +
+		`"message_type":"LEAGUE_COMPLETED","sender":"league_manager:LM01","timestamp":"2026-11-21T12:00:00Z",` +
+		`"conversation_id":"conv-forged","league_id":"league_2025_even_odd","total_rounds":1,"total_matches":1,` +
+		`"champion":{"player_id":"P01","display_name":"Forger","points":99},"final_standings":[]}}`
+	hc := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Post(endpoint, "application/json", strings.NewReader(forged))
+	if err != nil {
+		t.Fatalf("forged LEAGUE_COMPLETED to %s: %v", endpoint, err)
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Error *protocol.RPCError `json:"error"`
+	}
+	if err := json.UnmarshalRead(resp.Body, &answer); err != nil {
+		t.Fatalf("forged LEAGUE_COMPLETED to %s: %v", endpoint, err)
+	}
+	if answer.Error == nil {
+		return ""
+	}
+	return answer.Error.LeagueCode()
 }
 
 // TestSpoofFloodAcrossProcesses: serve-manager proves its league's agents

@@ -68,7 +68,14 @@ type Options struct {
 	// Tokens is the source of the agents' tokens (crypto/rand when nil):
 	// tokens are secrets, never derived from the league seed.
 	Tokens io.Reader
-	Clock  func() time.Time
+	// TokenKey, when set (TokenKeySize bytes, from TokenKeyFile), makes
+	// each token from the key and random bits that Store keeps with the
+	// token's hash: a manager restarted on its store with the same key
+	// knows every agent's token again, and signs its messages to them
+	// (without it, it knows only the hashes, and an agent's token only
+	// once the agent has shown it again). The key is never stored.
+	TokenKey []byte
+	Clock    func() time.Time
 	// OnResult is told of every counted result (done of total), in order,
 	// before the round of the result can end; it must not block.
 	OnResult func(done, total int)
@@ -89,9 +96,11 @@ type agent struct {
 	id, name, endpoint string
 	role               protocol.Role
 	// token is kept in memory only, to send the agent its own token; what
-	// is stored and compared is tokenHash.
+	// is stored and compared is tokenHash, and nonce when the token was
+	// made with Options.TokenKey (deriveToken).
 	token     string
 	tokenHash [sha256.Size]byte
+	nonce     []byte
 	// recipient is token encoded for broadcasts (protocol.Recipient), made
 	// when token is set: once an agent, not once a round.
 	recipient    protocol.Recipient
@@ -359,12 +368,12 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	} else {
 		id = m.nextIDLocked(role)
 	}
-	token, err = m.newToken(role, id)
+	token, nonce, err := m.newToken(role, id)
 	if err != nil {
 		return nil, "", "", err
 	}
 	a = &agent{id: id, name: name, endpoint: endpoint, role: role, tokenHash: sha256.Sum256([]byte(token)),
-		capacity: capacity, registeredAt: m.clock()}
+		nonce: nonce, capacity: capacity, registeredAt: m.clock()}
 	a.setToken(token)
 	if a.name == "" {
 		a.name = id
@@ -400,14 +409,18 @@ func (m *Manager) nextIDLocked(role protocol.Role) string {
 	}
 }
 
-// newToken makes a token of 128 random bits in the spec's tok_{type}_{id}_
-// form. Only its hash is kept.
-func (m *Manager) newToken(role protocol.Role, id string) (string, error) {
-	var b [16]byte
-	if _, err := io.ReadFull(m.opts.Tokens, b[:]); err != nil {
-		return "", protocol.Errorf(protocol.ErrInternal, "no randomness for a token")
+// newToken makes a token of 128 bits in the spec's tok_{type}_{id}_ form:
+// random, or with Options.TokenKey derived from the key and random bits,
+// the nonce, which is kept with the token's hash.
+func (m *Manager) newToken(role protocol.Role, id string) (token string, nonce []byte, err error) {
+	b := make([]byte, TokenNonceSize)
+	if _, err := io.ReadFull(m.opts.Tokens, b); err != nil {
+		return "", nil, protocol.Errorf(protocol.ErrInternal, "no randomness for a token")
 	}
-	return "tok_" + string(role) + "_" + id + "_" + hex.EncodeToString(b[:]), nil
+	if m.opts.TokenKey == nil {
+		return "tok_" + string(role) + "_" + id + "_" + hex.EncodeToString(b), nil, nil
+	}
+	return deriveToken(m.opts.TokenKey, role, id, b), b, nil
 }
 
 // authenticate checks that env comes from a registered agent of one of the

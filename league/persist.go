@@ -2,6 +2,8 @@ package league
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"time"
@@ -52,9 +54,15 @@ func (m *Manager) Restore(ctx context.Context) error {
 	defer m.mu.Unlock()
 	m.opts.Seed, m.opts.Scoring = saved.League.Seed, saved.League.Scoring
 	m.table = newTable(saved.League.Scoring)
+	unknown := 0
 	for _, r := range saved.Agents {
 		a := &agent{id: r.ID, name: r.DisplayName, endpoint: r.Endpoint, role: r.Role, tokenHash: r.TokenHash,
-			capacity: r.Capacity, registeredAt: r.RegisteredAt}
+			nonce: r.TokenNonce, capacity: r.Capacity, registeredAt: r.RegisteredAt}
+		if token, ok := m.knownToken(a); ok {
+			a.setToken(token)
+		} else {
+			unknown++
+		}
 		m.agents[a.id] = a
 		m.endpoints[a.endpoint] = a.id
 		if a.role == protocol.RoleReferee {
@@ -64,6 +72,11 @@ func (m *Manager) Restore(ctx context.Context) error {
 			m.players = append(m.players, a)
 			m.table.add(a.id, a.name)
 		}
+	}
+	if unknown > 0 {
+		m.log.LogAttrs(ctx, slog.LevelWarn, "agents' tokens not known: they are sent none until each shows its own again",
+			slog.Int("agents", unknown), slog.Int("of", len(saved.Agents)),
+			slog.String("why", "a token is known again only with the token key it was made with"))
 	}
 	if saved.State == StateRegistration {
 		// The manager may have stopped after the registration that reached
@@ -133,6 +146,21 @@ func (m *Manager) buildRoundsLocked(rounds [][]Pairing) {
 	m.total = len(m.matches)
 }
 
+// knownToken is a's token when Options.TokenKey made it: derived again
+// from the key and the stored nonce, and checked against the stored hash
+// (a key other than the one it was made with gives another).
+func (m *Manager) knownToken(a *agent) (string, bool) {
+	if m.opts.TokenKey == nil || len(a.nonce) == 0 {
+		return "", false
+	}
+	token := deriveToken(m.opts.TokenKey, a.role, a.id, a.nonce)
+	h := sha256.Sum256([]byte(token))
+	if subtle.ConstantTimeCompare(h[:], a.tokenHash[:]) != 1 {
+		return "", false
+	}
+	return token, true
+}
+
 // savedOutcome is the outcome of match mt that the store holds.
 func savedOutcome(r ResultRecord, mt *match) *outcome {
 	o := &outcome{MatchID: r.MatchID, A: mt.A, B: mt.B, StatusA: r.StatusA, StatusB: r.StatusB, Winner: r.Winner,
@@ -143,7 +171,7 @@ func savedOutcome(r ResultRecord, mt *match) *outcome {
 
 func agentRecord(a *agent) AgentRecord {
 	return AgentRecord{ID: a.id, Role: a.role, DisplayName: a.name, Endpoint: a.endpoint, TokenHash: a.tokenHash,
-		Capacity: a.capacity, RegisteredAt: a.registeredAt}
+		TokenNonce: a.nonce, Capacity: a.capacity, RegisteredAt: a.registeredAt}
 }
 
 func resultRecord(o *outcome, round int, conversation string, at time.Time) ResultRecord {

@@ -1,6 +1,7 @@
 package league_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -69,7 +70,23 @@ func describeAll(t *testing.T, msgs []protocol.Message, token string) []string {
 
 // TestRestoreAfterCrash stops a manager in the middle of round 2, with a
 // match in the hands of its referee, and restarts it on the same database.
+// TestRestoreAfterCrash runs the same league three times: its manager
+// making its agents' tokens with a token key and restarted with the same
+// key, which makes them again; restarted with another key (a lost key);
+// and without a key (as a store of version 1 leaves it). The last two
+// know a token only once its agent has shown it again.
 func TestRestoreAfterCrash(t *testing.T) {
+	key, other := bytes.Repeat([]byte{0x5a}, league.TokenKeySize), bytes.Repeat([]byte{0xa5}, league.TokenKeySize)
+	for _, tc := range []struct {
+		name       string
+		key1, key2 []byte
+	}{{"same key", key, key}, {"another key", key, other}, {"no key", nil, nil}} {
+		t.Run(tc.name, func(t *testing.T) { restoreAfterCrash(t, tc.key1, tc.key2) })
+	}
+}
+
+func restoreAfterCrash(t *testing.T, key1, key2 []byte) {
+	keyed := key1 != nil && bytes.Equal(key1, key2)
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 
@@ -88,7 +105,7 @@ func TestRestoreAfterCrash(t *testing.T) {
 
 		path := filepath.Join(t.TempDir(), "league.db")
 		s1 := openStore(t, path)
-		h1 := newHarness(t, n, league.Options{Seed: 42, Store: s1})
+		h1 := newHarness(t, n, league.Options{Seed: 42, Store: s1, TokenKey: key1})
 		defer h1.stop()
 		ref := h1.referee("REF01", 1, modeManual, nil)
 		players := []*fakePlayer{h1.player("P01"), h1.player("P02"), h1.player("P03"), h1.player("P04")}
@@ -128,7 +145,7 @@ func TestRestoreAfterCrash(t *testing.T) {
 		// the store's.
 		s2 := openStore(t, path)
 		h2 := newHarnessAt(t, n, "league_manager-restarted", league.Options{Seed: 7,
-			Scoring: league.Scoring{Win: 10, Draw: 5, Loss: 1}, Store: s2})
+			Scoring: league.Scoring{Win: 10, Draw: 5, Loss: 1}, Store: s2, TokenKey: key2})
 		defer h2.stop()
 		ref.h = h2 // the referee reports where the manager is now
 
@@ -138,7 +155,7 @@ func TestRestoreAfterCrash(t *testing.T) {
 		is.Equal(standingsAfter, standingsBefore) // the same standings
 		sched := mustQuery[scheduleData](h2, "player:P01", players[0].token, protocol.QuerySchedule, "")
 		is.True(sched.Success)                      // P01's token still works: no registration again
-		is.Equal(sched.AuthToken, players[0].token) // and the manager has learned it back
+		is.Equal(sched.AuthToken, players[0].token) // and the manager knows it (made again, or learned back)
 		is.Equal(sched.Data, scheduleBefore)        // the same schedule, the match in flight with REF01
 		_, err := query[scheduleData](h2, protocol.MethodLeagueQuery, "player:P02", players[0].token, protocol.QuerySchedule, "")
 		code, _ := codes(err)
@@ -149,8 +166,12 @@ func TestRestoreAfterCrash(t *testing.T) {
 
 		h2.run()
 		again := ref.nextStart()
-		is.Equal(again.MatchID, inFlight.MatchID)       // the match in flight is handed out again
-		is.Equal(again.AuthToken, "")                   // REF01 has not shown its token to this manager yet
+		is.Equal(again.MatchID, inFlight.MatchID) // the match in flight is handed out again
+		if keyed {
+			is.Equal(again.AuthToken, ref.token) // made again from the key
+		} else {
+			is.Equal(again.AuthToken, "") // REF01 has not shown its token to this manager yet
+		}
 		is.Equal(*again.MatchSeed, *inFlight.MatchSeed) // drawn from the stored league seed
 		ack, err := ref.reportAs("REF01", ref.token, 2, counted.MatchID, resultOf("TT", counted.PlayerA(), counted.PlayerB()))
 		is.NoErr(err)
@@ -179,8 +200,8 @@ func TestRestoreAfterCrash(t *testing.T) {
 			TotalRounds: 3, TotalMatches: 6, MatchesPlayed: 6, Players: 4, Referees: 1})
 		for i, p := range players {
 			token := "" // never shown to the restarted manager
-			if i == 0 {
-				token = p.token
+			if i == 0 || keyed {
+				token = p.token // shown, or made again from the key
 			}
 			is.Equal(describeAll(t, p.messages()[told[i]:], token), []string{
 				"ROUND_ANNOUNCEMENT 2", "LEAGUE_STANDINGS_UPDATE 2", "ROUND_COMPLETED 2",

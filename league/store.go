@@ -16,7 +16,8 @@ type Store interface {
 	Load(ctx context.Context) (*Saved, error)
 	// CreateLeague records a new league's identity.
 	CreateLeague(ctx context.Context, l LeagueRecord) error
-	// SaveAgent records a registration (with the hash of its token).
+	// SaveAgent records a registration (with the hash of its token, and
+	// the nonce it was made with, never the token itself).
 	SaveAgent(ctx context.Context, a AgentRecord) error
 	// SaveSchedule records the schedule, and that the league has started.
 	SaveSchedule(ctx context.Context, startedAt time.Time, rounds [][]Pairing) error
@@ -41,11 +42,14 @@ type LeagueRecord struct {
 
 // AgentRecord is one registration.
 type AgentRecord struct {
-	ID           string
-	Role         protocol.Role
-	DisplayName  string
-	Endpoint     string
-	TokenHash    [32]byte
+	ID          string
+	Role        protocol.Role
+	DisplayName string
+	Endpoint    string
+	TokenHash   [32]byte
+	// TokenNonce is the random part of a token made with the manager's
+	// token key (Options.TokenKey); nil when the token was random.
+	TokenNonce   []byte
 	Capacity     int
 	RegisteredAt time.Time
 }

@@ -113,7 +113,10 @@ type Player struct {
 	id, token string
 	// shown is the token referees are shown instead of token
 	// (protocol.ShownToken).
-	shown     string
+	shown string
+	// signed is set once a broadcast carried token: from then on one
+	// without it is not the manager's (fromManager).
+	signed    bool
 	leagueID  string
 	state     string
 	lastErr   string
@@ -248,7 +251,7 @@ func (p *Player) Register(ctx context.Context) error {
 		return err
 	}
 	p.mu.Lock()
-	p.id, p.token = resp.PlayerID, resp.AuthToken
+	p.id, p.token, p.signed = resp.PlayerID, resp.AuthToken, false // nothing has carried a new token yet
 	p.shown = protocol.ShownToken(protocol.RolePlayer, resp.PlayerID, resp.AuthToken)
 	if !p.completed {
 		// A league that has already ended stays ended.
@@ -329,31 +332,48 @@ func (p *Player) managerAck(r *transport.Request) *protocol.Ack {
 }
 
 // fromManager guards a broadcast of the league manager. One that carries a
-// token other than this player's own is refused; one without a token is
-// accepted (managers of other implementations send none, and so does ours
-// after a restart until the player has shown it the token again: it keeps
-// only the tokens' hashes), and acknowledged without the player's token
-// (managerAck). A registered
+// token other than this player's own is refused (E012). A registered
 // player acknowledges a broadcast of another league and ignores it: a
 // stranger (leaguectl check, another league's manager) must not change its
-// standings or end its league. An unregistered player has no league of its
-// own yet and takes every broadcast.
+// standings or end its league. One of its league without a token is
+// accepted (managers of other implementations send none), and acknowledged
+// without the player's token (managerAck), until a broadcast has carried
+// the token: from then on the manager is one that signs, and a broadcast
+// without the token is a stranger's (E003), which could otherwise end the
+// player's league. Ours signs after a restart too, making the tokens again
+// from its token key. An unregistered player has no league of its own yet
+// and takes every broadcast.
 func (p *Player) fromManager(h handlerFunc) handlerFunc {
 	return func(ctx context.Context, r *transport.Request) (any, error) {
 		env := r.Env
 		p.mu.Lock()
-		token, league := p.token, p.leagueID
+		token, league, signed := p.token, p.leagueID, p.signed
 		p.mu.Unlock()
-		if token != "" && env.AuthToken != "" && subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(token)) != 1 {
+		if token == "" {
+			return h(ctx, r)
+		}
+		carried := env.AuthToken != ""
+		if carried && subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(token)) != 1 {
 			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not the one this player was given")
 		}
-		if token != "" && env.LeagueID != "" && env.LeagueID != league {
+		if env.LeagueID != "" && env.LeagueID != league {
 			p.log.LogAttrs(ctx, slog.LevelInfo, "broadcast of another league ignored",
 				slog.String("message_type", string(r.Type)), slog.String("league_id", protocol.Clip(env.LeagueID)),
 				slog.String("conversation_id", protocol.Clip(env.ConversationID)))
 			a := p.ack(r)
 			a.AuthToken = "" // no token of the player's is for another league
 			return a, nil
+		}
+		switch {
+		case !carried && signed:
+			return nil, protocol.Errorf(protocol.ErrAuthenticationFailed,
+				"this player's manager signs its broadcasts with the player's token, and this one carries none")
+		case carried && !signed:
+			p.mu.Lock()
+			if p.token == token {
+				p.signed = true
+			}
+			p.mu.Unlock()
 		}
 		return h(ctx, r)
 	}

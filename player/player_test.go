@@ -816,10 +816,16 @@ func TestBroadcastAcks(t *testing.T) {
 				conv := msg.(protocol.Message).Env().ConversationID
 				is.Equal(r.call(t, string(b.typ), b.msg("")), unsignedAckFor(b.typ, conv)) // no token (another implementation's manager): answered without one
 				is.Equal(r.call(t, b.method, msg), registeredAckFor(b.typ, conv))          // own token
-				// A manager restarted from its store knows only the
-				// tokens' hashes and sends none until the player shows its
-				// own: still taken, and answered without the token.
-				is.Equal(r.call(t, string(b.typ), b.msg("")), unsignedAckFor(b.typ, conv))
+				// From then on the manager is one that signs (ours does,
+				// after a restart too): a broadcast without the token is
+				// a stranger's.
+				err := r.callErr(t, string(b.typ), b.msg(""))
+				e, ok := errors.AsType[*transport.Error](err)
+				is.True(ok)
+				is.Equal(e.RPC.Code, -32001)
+				is.Equal(protocol.CodeOf(err), protocol.ErrAuthenticationFailed) // E003
+				is.Equal(e.RPC.Message, "AUTHENTICATION_FAILED: this player's manager signs its broadcasts with the player's token, and this one carries none")
+				is.Equal(r.call(t, b.method, msg), registeredAckFor(b.typ, conv)) // its own still taken
 			})
 		}
 		t.Run("GAME_ERROR", func(t *testing.T) {
@@ -878,6 +884,43 @@ func TestLeagueCompleted(t *testing.T) {
 		st := r.p.State()
 		is.Equal(st.State, player.StateCompleted)
 		is.Equal(*st.Champion, protocol.Champion{PlayerID: "P01", DisplayName: "Agent Alpha", Points: 3})
+	})
+}
+
+// TestStrangerCannotEndTheLeague: once its manager has signed a
+// broadcast with the player's token, a LEAGUE_COMPLETED of the player's
+// league without it (anyone who knows the player's endpoint can send one)
+// is refused and ends nothing; one of another league is acknowledged and
+// ignored, as before. A new registration starts afresh: its token has not
+// been carried yet.
+func TestStrangerCannotEndTheLeague(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := registered(t, n, "even")
+		round, lc := broadcasts()[0], broadcasts()[3]
+		is.Equal(r.call(t, round.method, round.msg("tok-P01")), registeredAckFor(protocol.TypeRoundAnnouncement, "conv-round-1"))
+		forged := lc.msg("").(*protocol.LeagueCompleted)
+		is.Equal(protocol.CodeOf(r.callErr(t, lc.method, forged)), protocol.ErrAuthenticationFailed) // E003
+		forged.LeagueID = ""
+		is.Equal(protocol.CodeOf(r.callErr(t, lc.method, forged)), protocol.ErrAuthenticationFailed) // naming no league either
+		other := lc.msg("").(*protocol.LeagueCompleted)
+		other.LeagueID = "leaguectl-check"
+		is.Equal(r.call(t, lc.method, other), `{"protocol":"league.v2","message_type":"LEAGUE_COMPLETED","sender":"player:P01","timestamp":"`+
+			now+`","conversation_id":"conv-league-complete","league_id":"league_test","status":"ACK"}`) // another league's: ignored
+		select {
+		case <-r.p.Done():
+			t.Fatal("Done closed by a stranger's LEAGUE_COMPLETED")
+		default:
+		}
+		st := r.p.State()
+		is.Equal(st.State, player.StateRegistered)
+		is.Equal(st.Round, 2)                            // the signed announcement
+		is.Equal(st.Champion, (*protocol.Champion)(nil)) // no champion of the forgery's
+
+		is.NoErr(r.p.Register(ctxFor(t)))                                                                                // registered again
+		is.Equal(r.call(t, round.method, round.msg("")), unsignedAckFor(protocol.TypeRoundAnnouncement, "conv-round-1")) // nothing signed yet
+		is.Equal(r.call(t, lc.method, lc.msg("tok-P01")), registeredAckFor(protocol.TypeLeagueCompleted, "conv-league-complete"))
+		recv(t, r.p.Done()) // the manager's ends the league
 	})
 }
 

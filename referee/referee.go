@@ -95,7 +95,10 @@ type Referee struct {
 	token string
 	// shown is the token players are shown instead of token
 	// (playerEnvelope).
-	shown    string
+	shown string
+	// signed is set once a message of the manager carried token: from
+	// then on one without it is not the manager's (checkManager).
+	signed   bool
 	leagueID string
 	// manager is the endpoint of the manager the referee registered with
 	// last (before that, the one of its options): reports go there.
@@ -319,6 +322,7 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 		r.manualRegs++
 	}
 	r.id, r.token, r.state, r.manager = resp.RefereeID, resp.AuthToken, StateRegistered, endpoint
+	r.signed = false // a new token: nothing has carried it yet
 	r.shown = protocol.ShownToken(protocol.RoleReferee, resp.RefereeID, resp.AuthToken)
 	if resp.LeagueID != "" {
 		r.leagueID = resp.LeagueID
@@ -437,21 +441,30 @@ func (r *Referee) Vouches(req *transport.Request) (string, bool) {
 
 // checkManager refuses a manager message carrying a token other than this
 // referee's own (the manager sends each agent its own token), and reports
-// whether it carried that one. A message without a token is accepted:
-// managers of other implementations send none, and so does ours after a
-// restart until the referee has shown it the token again (it keeps only
-// the tokens' hashes). Only a message that carried the token is answered
-// with it: answered to a stranger, it would let the stranger report
-// matches to the manager in the referee's name.
+// whether it carried that one. A message without a token is accepted
+// (managers of other implementations send none) until one has carried
+// the token: from then on the manager is one that signs, and a message
+// without the token is a stranger's, which could otherwise end the
+// referee's league or fill its slots. Ours signs after a restart too,
+// making the tokens again from its token key. Only a message that carried
+// the token is answered with it: answered to a stranger, it would let the
+// stranger report matches to the manager in the referee's name.
 func (r *Referee) checkManager(env *protocol.Envelope) (signed bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
-	case r.token == "" || env.AuthToken == "":
+	case r.token == "":
+		return false, nil
+	case env.AuthToken == "":
+		if r.signed {
+			return false, protocol.Errorf(protocol.ErrAuthenticationFailed,
+				"this referee's manager signs its messages with the referee's token, and this one carries none")
+		}
 		return false, nil
 	case subtle.ConstantTimeCompare([]byte(env.AuthToken), []byte(r.token)) != 1:
 		return false, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not the one this referee was given")
 	}
+	r.signed = true
 	return true, nil
 }
 

@@ -188,20 +188,32 @@ func TestStartMatchRefusals(t *testing.T) {
 		is.Equal(protocol.CodeOf(err), protocol.ErrMatchNotFound) // the refused match is unknown
 		is.Equal(st.MatchID, "")
 
-		// Without a token again (a manager restarted from its store sends
-		// none until the referee shows it its own): accepted, and answered
-		// without the token.
-		sm = h.startMatchMsg("R1M2", p1, p2)
-		sm.AuthToken = ""
-		ack, err = h.send(sm)
-		is.NoErr(err)
-		is.Equal(ack.AuthToken, "")
-		is.Equal(h.report().MatchID, "R1M2")
-
 		ack, err = h.send(h.startMatchMsg("R1M1", p1, p2)) // the manager's, signed
 		is.NoErr(err)
 		is.Equal(ack.Envelope, refEnvelope(protocol.TypeStartMatchAck, "conv-r1m1")) // answered with the token
 		is.Equal(h.report().MatchID, "R1M1")
+
+		// Without a token once the manager has signed (ours signs after a
+		// restart too): a stranger's, E003, and nothing is started.
+		sm = h.startMatchMsg("R1M2", p1, p2)
+		sm.AuthToken = ""
+		_, err = h.send(sm)
+		e = rpcError(t, err)
+		is.Equal(e.LeagueCode(), protocol.ErrAuthenticationFailed)
+		is.Equal(e.Code, -32001)
+		is.Equal(e.Message, "AUTHENTICATION_FAILED: this referee's manager signs its messages with the referee's token, and this one carries none")
+		_, err = h.matchState("R1M2")
+		is.Equal(protocol.CodeOf(err), protocol.ErrMatchNotFound) // never started
+		is.Equal(len(p1.invites), 2)                              // R0M1 and R1M1 only
+		lc := &protocol.LeagueCompleted{Envelope: mgrEnvelope(protocol.TypeLeagueCompleted, "conv-league-end", ""),
+			Champion: &protocol.Champion{PlayerID: "P01"}, FinalStandings: []protocol.StandingRow{}}
+		err = h.client.Call(context.Background(), h.refEP, protocol.MethodNotifyLeagueComplete, lc, nil)
+		is.Equal(rpcError(t, err).LeagueCode(), protocol.ErrAuthenticationFailed) // nor does a stranger end its league
+		select {
+		case <-h.ref.Done():
+			t.Fatal("Done closed by a stranger's LEAGUE_COMPLETED")
+		default:
+		}
 	})
 }
 

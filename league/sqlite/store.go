@@ -29,7 +29,7 @@ import (
 )
 
 // SchemaVersion is the newest schema this build reads and writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // busyTimeout is how long a write waits for another connection's.
 const busyTimeout = 5 * time.Second
@@ -58,7 +58,7 @@ var migrations = [...]string{
 		role          TEXT    NOT NULL,
 		display_name  TEXT    NOT NULL,
 		endpoint      TEXT    NOT NULL UNIQUE,
-		token_sha256  TEXT    NOT NULL, -- the hash only, never the token
+		token_sha256  TEXT    NOT NULL, -- the hash only, never the token (nor, from version 2, the key that makes it)
 		capacity      INTEGER NOT NULL,
 		registered_at TEXT    NOT NULL
 	);
@@ -90,6 +90,11 @@ var migrations = [...]string{
 		conversation_id  TEXT    NOT NULL,
 		reported_at      TEXT    NOT NULL
 	);`,
+	// Version 2: the random part of a token made with the manager's token
+	// key (league.Options.TokenKey), from which the key makes the token
+	// again after a restart. NULL for a random token, and for every agent
+	// of version 1.
+	`ALTER TABLE agents ADD COLUMN token_nonce TEXT;`,
 }
 
 // ErrNewerSchema is returned for a database written by a newer leaguectl.
@@ -454,9 +459,13 @@ func (s *Store) CreateLeague(ctx context.Context, l league.LeagueRecord) error {
 
 // SaveAgent implements league.Store.
 func (s *Store) SaveAgent(ctx context.Context, a league.AgentRecord) error {
-	return s.exec(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, capacity, registered_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, a.ID, string(a.Role), a.DisplayName, a.Endpoint,
-		hex.EncodeToString(a.TokenHash[:]), a.Capacity, ts(a.RegisteredAt))
+	var nonce sql.NullString
+	if a.TokenNonce != nil {
+		nonce = sql.NullString{String: hex.EncodeToString(a.TokenNonce), Valid: true}
+	}
+	return s.exec(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, token_nonce, capacity, registered_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, string(a.Role), a.DisplayName, a.Endpoint,
+		hex.EncodeToString(a.TokenHash[:]), nonce, a.Capacity, ts(a.RegisteredAt))
 }
 
 // SaveSchedule implements league.Store.
@@ -565,7 +574,7 @@ func (s *Store) Load(ctx context.Context) (*league.Saved, error) {
 }
 
 func loadAgents(ctx context.Context, tx *sql.Tx, sv *league.Saved) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, role, display_name, endpoint, token_sha256, capacity, registered_at FROM agents ORDER BY seq`)
+	rows, err := tx.QueryContext(ctx, `SELECT id, role, display_name, endpoint, token_sha256, token_nonce, capacity, registered_at FROM agents ORDER BY seq`)
 	if err != nil {
 		return err
 	}
@@ -573,8 +582,8 @@ func loadAgents(ctx context.Context, tx *sql.Tx, sv *league.Saved) error {
 	for rows.Next() {
 		var a league.AgentRecord
 		var role, hash string
-		var at sql.NullString
-		if err := rows.Scan(&a.ID, &role, &a.DisplayName, &a.Endpoint, &hash, &a.Capacity, &at); err != nil {
+		var nonce, at sql.NullString
+		if err := rows.Scan(&a.ID, &role, &a.DisplayName, &a.Endpoint, &hash, &nonce, &a.Capacity, &at); err != nil {
 			return err
 		}
 		h, err := hex.DecodeString(hash)
@@ -582,6 +591,11 @@ func loadAgents(ctx context.Context, tx *sql.Tx, sv *league.Saved) error {
 			return fmt.Errorf("agent %s: a token hash of the wrong form", a.ID)
 		}
 		copy(a.TokenHash[:], h)
+		if nonce.Valid {
+			if a.TokenNonce, err = hex.DecodeString(nonce.String); err != nil || len(a.TokenNonce) == 0 {
+				return fmt.Errorf("agent %s: a token nonce of the wrong form", a.ID)
+			}
+		}
 		a.Role, a.RegisteredAt = protocol.Role(role), parseTS(at)
 		sv.Agents = append(sv.Agents, a)
 	}

@@ -149,6 +149,36 @@ func TestOpen(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(sv.League.LeagueID, testLeague.LeagueID)
 	})
+	t.Run("version 1", func(t *testing.T) {
+		is := is.New(t)
+		ctx := testCtx(t)
+		path := dbPath(t)
+		s := open(t, path)
+		is.NoErr(s.CreateLeague(ctx, testLeague))
+		old := agentRec("P01", protocol.RolePlayer, 0, at(1))
+		// The database as version 1 left it: agents without token_nonce.
+		_, err := s.DB().ExecContext(ctx, `ALTER TABLE agents DROP COLUMN token_nonce; PRAGMA user_version = 1`)
+		is.NoErr(err)
+		_, err = s.DB().ExecContext(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, capacity, registered_at)
+			VALUES (?, ?, ?, ?, ?, 0, ?)`, old.ID, string(old.Role), old.DisplayName, old.Endpoint,
+			hex.EncodeToString(old.TokenHash[:]), "2025-01-15T10:30:00.000000001Z")
+		is.NoErr(err)
+		is.NoErr(s.Close())
+
+		s = open(t, path)
+		v, err := s.Version(ctx)
+		is.NoErr(err)
+		is.Equal(v, sqlite.SchemaVersion) // migrated
+		sv, err := s.Load(ctx)
+		is.NoErr(err)
+		is.Equal(sv.Agents, []league.AgentRecord{old}) // its agent kept, without a nonce
+		p2 := agentRec("P02", protocol.RolePlayer, 0, at(2))
+		p2.TokenNonce = []byte{7}
+		is.NoErr(s.SaveAgent(ctx, p2)) // and new ones with one
+		sv, err = s.Load(ctx)
+		is.NoErr(err)
+		is.Equal(sv.Agents, []league.AgentRecord{old, p2})
+	})
 	t.Run("newer schema", func(t *testing.T) {
 		is := is.New(t)
 		ctx := testCtx(t)
@@ -214,6 +244,7 @@ func TestRoundTrip(t *testing.T) {
 	paris := time.FixedZone("CET", 3600)
 	ref := agentRec("REF01", protocol.RoleReferee, 2, at(100).In(paris))
 	p1 := agentRec("P01", protocol.RolePlayer, 0, at(999999999))
+	p1.TokenNonce = []byte{0, 1, 2, 0xfe, 0xff}                   // made with the token key; the others without
 	p2 := agentRec("P02", protocol.RolePlayer, 0, at(1000000000)) // a whole second
 	for _, a := range []league.AgentRecord{ref, p1, p2} {
 		is.NoErr(s.SaveAgent(ctx, a))
@@ -259,7 +290,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	is.Equal(sv.League, want.League) // seed, scoring, creation time
 	is.Equal(sv.League.Seed, uint64(math.MaxUint64))
-	is.Equal(sv.Agents, want.Agents) // token hashes, capacities, times in UTC
+	is.Equal(sv.Agents, want.Agents) // token hashes and nonces or nil, capacities, times in UTC
 	is.Equal(sv.Rounds, want.Rounds)
 	is.Equal(sv.Assignments, want.Assignments)
 	is.Equal(sv.Results, want.Results) // choices, drawn number or none, technical losses or nil
@@ -408,6 +439,7 @@ func TestAgents(t *testing.T) {
 		token := "tok_player_P01_0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 		a := agentRec("P01", protocol.RolePlayer, 0, at(1))
 		a.TokenHash = sha256.Sum256([]byte(token))
+		a.TokenNonce = []byte("a nonce, not the token")
 		is.NoErr(s.SaveAgent(ctx, a))
 		var disk []byte
 		for _, f := range []string{path, path + "-wal"} {
@@ -418,6 +450,7 @@ func TestAgents(t *testing.T) {
 			disk = append(disk, b...)
 		}
 		is.True(bytes.Contains(disk, []byte(hex.EncodeToString(a.TokenHash[:]))))  // the hash is there (these are the right bytes)
+		is.True(bytes.Contains(disk, []byte(hex.EncodeToString(a.TokenNonce))))    // and the nonce
 		is.True(!bytes.Contains(disk, []byte(token)))                              // the token is not
 		is.True(!bytes.Contains(disk, []byte("0f1e2d3c4b5a69788796a5b4c3d2e1f0"))) // nor its secret part
 	})

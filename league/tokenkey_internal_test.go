@@ -1,0 +1,86 @@
+package league
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/protocol"
+)
+
+// TestDeriveToken pins the construction: a manager restarted by another
+// build of leaguectl on the same store and key must make the same tokens.
+// The values were computed apart, with Python's hmac module.
+func TestDeriveToken(t *testing.T) {
+	is := is.New(t)
+	key := make([]byte, TokenKeySize)
+	nonce := make([]byte, TokenNonceSize)
+	for i := range key {
+		key[i] = byte(i)
+	}
+	for i := range nonce {
+		nonce[i] = byte(100 + i)
+	}
+	is.Equal(deriveToken(key, protocol.RolePlayer, "P07", nonce), "tok_player_P07_f3c140c6450d75c18bf7628de8f57fb2")
+	is.Equal(deriveToken(key, protocol.RoleReferee, "REF01", nonce), "tok_referee_REF01_0c2af845a8e860484b8bad8d301787be")
+	other := bytes.Clone(key)
+	other[31] ^= 1
+	is.True(deriveToken(other, protocol.RolePlayer, "P07", nonce) != "tok_player_P07_f3c140c6450d75c18bf7628de8f57fb2") // another key, another token
+}
+
+func TestTokenKeyFile(t *testing.T) {
+	t.Run("made once, then read", func(t *testing.T) {
+		is := is.New(t)
+		path := filepath.Join(t.TempDir(), "league.db.key")
+		random := bytes.NewReader(bytes.Repeat([]byte{0xab}, TokenKeySize))
+		key, created, err := TokenKeyFile(path, random)
+		is.NoErr(err)
+		is.True(created)
+		is.Equal(key, bytes.Repeat([]byte{0xab}, TokenKeySize))
+		b, err := os.ReadFile(path)
+		is.NoErr(err)
+		is.Equal(string(b), strings.Repeat("ab", TokenKeySize)+"\n") // hex, a line
+		if runtime.GOOS != "windows" {
+			fi, err := os.Stat(path)
+			is.NoErr(err)
+			is.Equal(fi.Mode().Perm(), os.FileMode(0o600)) // its owner's only
+		}
+		again, created, err := TokenKeyFile(path, bytes.NewReader(bytes.Repeat([]byte{0xcd}, TokenKeySize)))
+		is.NoErr(err)
+		is.True(!created)
+		is.Equal(again, key) // the key there, not a new one
+	})
+	t.Run("not a key", func(t *testing.T) {
+		is := is.New(t)
+		path := filepath.Join(t.TempDir(), "league.db.key")
+		is.NoErr(os.WriteFile(path, []byte("abcd\n"), 0o600))
+		_, _, err := TokenKeyFile(path, nil)
+		is.True(err != nil)
+		is.True(strings.Contains(err.Error(), path))                // names the file
+		is.True(strings.Contains(err.Error(), "not 64 hex digits")) // and what is wrong
+		b, _ := os.ReadFile(path)
+		is.Equal(string(b), "abcd\n") // and leaves it alone
+	})
+	t.Run("no randomness", func(t *testing.T) {
+		is := is.New(t)
+		path := filepath.Join(t.TempDir(), "league.db.key")
+		_, _, err := TokenKeyFile(path, bytes.NewReader([]byte{1, 2, 3}))
+		is.True(errors.Is(err, io.ErrUnexpectedEOF))
+		_, err = os.Stat(path)
+		is.True(errors.Is(err, os.ErrNotExist)) // no file left behind
+	})
+	t.Run("directory missing", func(t *testing.T) {
+		is := is.New(t)
+		path := filepath.Join(t.TempDir(), "no-such-dir", "league.db.key")
+		_, _, err := TokenKeyFile(path, nil)
+		is.True(errors.Is(err, os.ErrNotExist))
+		is.True(strings.Contains(err.Error(), path))
+	})
+}
