@@ -155,6 +155,12 @@ func TestBadInput(t *testing.T) {
 		{name: "bad env duration", args: []string{"simulate"}, env: map[string]string{"LEAGUECTL_TIMEOUTS_JOIN": "fast"},
 			code: 1, msg: "timeouts.join"},
 		{name: "bad config flag", args: []string{"simulate", "--timeouts.join", "0s"}, code: 1, msg: "timeouts.join must be positive"},
+		{name: "max players one", args: []string{"serve-manager", "--port", "0", "--max-players", "1"}, code: 1,
+			msg: "--max-players must be 0 (no limit) or at least 2, got 1"},
+		{name: "min players above max", args: []string{"serve-manager", "--port", "0", "--min-players", "8", "--max-players", "6"}, code: 1,
+			msg: "--min-players 8 is more than --max-players 6"},
+		{name: "negative max referees", args: []string{"serve-manager", "--port", "0", "--max-referees", "-1"}, code: 1,
+			msg: "--max-referees must be 0 (no limit) or more, got -1"},
 		{name: "unknown key in config file", args: []string{"simulate"}, file: "timeouts:\n  jion: 1s\n",
 			code: 1, msg: `unknown key "timeouts.jion"`},
 	}

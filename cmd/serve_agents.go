@@ -61,9 +61,18 @@ type serveManagerOptions struct {
 	adminToken         string
 	refereeToken       string
 	minPlayers         int
+	maxPlayers         int
+	maxReferees        int
 	registrationWindow time.Duration
 	seed               uint64
 }
+
+// The registrations serve-manager takes by default: anyone may register,
+// and every player lengthens the league by a match with each other one.
+const (
+	defaultMaxPlayers  = 1000
+	defaultMaxReferees = 100
+)
 
 func newServeManagerCmd(ro *rootOptions) *cobra.Command {
 	o := &serveManagerOptions{}
@@ -87,6 +96,15 @@ first line of stdout.`,
 			}
 			if o.minPlayers < 0 || o.minPlayers == 1 {
 				return usagef(fmt.Errorf("--min-players must be 0 (start by command) or at least 2, got %d", o.minPlayers))
+			}
+			if o.maxPlayers < 0 || o.maxPlayers == 1 {
+				return usagef(fmt.Errorf("--max-players must be 0 (no limit) or at least 2, got %d", o.maxPlayers))
+			}
+			if o.maxPlayers > 0 && o.minPlayers > o.maxPlayers {
+				return usagef(fmt.Errorf("--min-players %d is more than --max-players %d: the league would never start by itself", o.minPlayers, o.maxPlayers))
+			}
+			if o.maxReferees < 0 {
+				return usagef(fmt.Errorf("--max-referees must be 0 (no limit) or more, got %d", o.maxReferees))
 			}
 			window := cfg.Timeouts.Registration
 			if c.Flags().Changed("registration-window") {
@@ -123,6 +141,7 @@ first line of stdout.`,
 				mo := managerOptions(cfg, seed)
 				mo.TokenKey = tokenKey
 				mo.Endpoint, mo.MinPlayers, mo.RegistrationWindow = endpoint, o.minPlayers, window
+				mo.MaxPlayers, mo.MaxReferees = o.maxPlayers, o.maxReferees
 				mo.AdminToken, mo.Store, mo.Words = adminTokenFrom(o.adminToken), store, protocol.NewWords()
 				mo.RefereeToken = refereeTokenFrom(o.refereeToken)
 				mgr := league.New(mo, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, mo.Words), logger)
@@ -133,6 +152,7 @@ first line of stdout.`,
 				logger.Info("league", "league_id", cfg.LeagueID, "db", dbPath, "state", st.State,
 					"players", st.Players, "referees", st.Referees, "matches_completed", st.MatchesPlayed,
 					"registration_window", window.String(), "min_players", o.minPlayers,
+					"max_players", o.maxPlayers, "max_referees", o.maxReferees,
 					"admin_token_set", mo.AdminToken != "", "referee_token_set", mo.RefereeToken != "")
 				return &agentServer{mux: mgr.Handler(), trusted: mgr.Vouches, run: func(ctx context.Context) error {
 					_, err := mgr.Run(ctx)
@@ -146,6 +166,8 @@ first line of stdout.`,
 	c.Flags().StringVar(&o.adminToken, "admin-token", "", "token that start_league and admin queries must carry (or "+adminTokenEnv+"); without one only this host may use them")
 	c.Flags().StringVar(&o.refereeToken, "referee-token", "", "token a referee's registration must carry (or "+refereeTokenEnv+"); without one any referee may register")
 	c.Flags().IntVar(&o.minPlayers, "min-players", 0, "start by itself once this many players and a referee have registered (0: never)")
+	c.Flags().IntVar(&o.maxPlayers, "max-players", defaultMaxPlayers, "reject a player's registration once this many have registered (0: no limit)")
+	c.Flags().IntVar(&o.maxReferees, "max-referees", defaultMaxReferees, "reject a referee's registration once this many have registered (0: no limit)")
 	c.Flags().DurationVar(&o.registrationWindow, "registration-window", 0, "start this long after launch if at least 2 players and a referee have registered (0: no window; default timeouts.registration)")
 	seedFlag(c, &o.seed)
 	return c

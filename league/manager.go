@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -52,6 +53,10 @@ type Options struct {
 	// start_league or the registration window.
 	MinPlayers  int
 	MinReferees int
+	// MaxPlayers and MaxReferees, when above 0, bound the registrations:
+	// one more is rejected. Anyone may register, and each player makes the
+	// league longer by a round and a match with every other player.
+	MaxPlayers, MaxReferees int
 	// RegistrationWindow, when set, starts the league that long after Run
 	// begins, if at least two players and a referee have registered by then.
 	RegistrationWindow time.Duration
@@ -339,7 +344,8 @@ func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (a
 
 // register records an agent. It refuses with an error what the agent must
 // fix (another league, an id or endpoint already registered) and rejects
-// with a reason what it cannot (registration closed, no even_odd).
+// with a reason what it cannot (registration closed, no even_odd, the
+// league full).
 func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol.Envelope, name, endpoint string, games []string, capacity int) (a *agent, token, rejected string, err error) {
 	if env.LeagueID != "" && env.LeagueID != m.opts.LeagueID {
 		return nil, "", "", &protocol.Error{Code: protocol.ErrLeagueNotFound,
@@ -367,6 +373,12 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 		}
 	} else {
 		id = m.nextIDLocked(role)
+	}
+	if role == protocol.RolePlayer && m.opts.MaxPlayers > 0 && len(m.players) >= m.opts.MaxPlayers {
+		return nil, "", "the league is full: it takes at most " + count(m.opts.MaxPlayers, "player"), nil
+	}
+	if role == protocol.RoleReferee && m.opts.MaxReferees > 0 && len(m.referees) >= m.opts.MaxReferees {
+		return nil, "", "the league is full: it takes at most " + count(m.opts.MaxReferees, "referee"), nil
 	}
 	token, nonce, err := m.newToken(role, id)
 	if err != nil {
@@ -618,6 +630,14 @@ func (m *Manager) tokenFor(a *agent) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return a.token
+}
+
+// count is "1 player", "2 players".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
 }
 
 func contains(list []string, s string) bool {

@@ -115,6 +115,43 @@ func TestRegistration(t *testing.T) {
 	})
 }
 
+// TestRegistrationCaps: past MaxPlayers and MaxReferees a registration is
+// rejected with a reason and no token, and nothing of it is kept; an
+// agent already registered is still told it is (E017), not that the
+// league is full.
+func TestRegistrationCaps(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{MaxPlayers: 2, MaxReferees: 1})
+		defer h.stop()
+		for _, id := range []string{"P01", "P02"} {
+			p, err := h.registerPlayer("player:"+id, endpoint(id))
+			is.NoErr(err)
+			is.Equal(p.Status, protocol.StatusAccepted)
+		}
+		full, err := h.registerPlayer("player:P03", endpoint("P03"))
+		is.NoErr(err)
+		is.Equal(full.Status, protocol.StatusRejected)
+		is.Equal(full.PlayerID, "")
+		is.Equal(full.AuthToken, "")
+		is.Equal(*full.Reason, "the league is full: it takes at most 2 players")
+		_, err = h.registerPlayer("player:P09", endpoint("P01"))
+		code, _ := codes(err)
+		is.Equal(code, protocol.ErrDuplicateRegistration) // its endpoint is P01's: told so
+
+		ref, err := h.registerReferee("referee:REF01", endpoint("ref-a"), 1)
+		is.NoErr(err)
+		is.Equal(ref.Status, protocol.StatusAccepted)
+		fullRef, err := h.registerReferee("referee:REF02", endpoint("ref-b"), 1)
+		is.NoErr(err)
+		is.Equal(fullRef.Status, protocol.StatusRejected)
+		is.Equal(fullRef.AuthToken, "")
+		is.Equal(*fullRef.Reason, "the league is full: it takes at most 1 referee")
+
+		is.Equal(h.status(), league.Status{LeagueID: leagueID, State: league.StateRegistration, Players: 2, Referees: 1})
+	})
+}
+
 func TestRegistrationTokenNeeds128RandomBits(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
