@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -121,6 +122,43 @@ func TestGroupCommitFailureIsItsOwn(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(sv.Results, []league.ResultRecord{results[0], results[2]}) // the others written
 }
+
+// TestGroupCommitPanicIsItsOwn: a write that panics (a bug) fails with
+// the panic and its stack, for the log; the writes committed with it are
+// made all the same, and the store goes on.
+func TestGroupCommitPanicIsItsOwn(t *testing.T) {
+	is := is.New(t)
+	ctx := testCtx(t)
+	rounds := oneRound(3)
+	s := started(t, dbPath(t), rounds)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	release := stalled(t, s, &wg, func() { errs[0] = s.SaveAssignment(ctx, "R1M1", "REF01", at(1)) })
+	results := []league.ResultRecord{win(rounds[0][0], "REF01", at(2)), win(rounds[0][2], "REF01", at(4))}
+	wg.Go(func() { _, errs[1] = s.SaveResult(ctx, results[0]) })
+	waitQueued(t, s, 1)
+	wg.Go(func() {
+		errs[2] = s.Write(ctx, func(ctx context.Context, tx *sql.Tx) error { panicInAWrite(); return nil })
+	})
+	waitQueued(t, s, 2)
+	wg.Go(func() { _, errs[3] = s.SaveResult(ctx, results[1]) })
+	waitQueued(t, s, 3)
+	release()
+	wg.Wait()
+	is.NoErr(errs[0])
+	is.NoErr(errs[1])
+	is.True(errs[2] != nil)
+	is.True(strings.HasPrefix(errs[2].Error(), "league store: panic in a write: a bug\n")) // the panic
+	is.True(strings.Contains(errs[2].Error(), "sqlite_test.panicInAWrite"))                // and where
+	is.NoErr(errs[3])
+	sv, err := s.Load(ctx)
+	is.NoErr(err)
+	is.Equal(sv.Results, results) // the others written
+	_, err = s.SaveResult(ctx, win(rounds[0][1], "REF01", at(5)))
+	is.NoErr(err) // and the store goes on
+}
+
+func panicInAWrite() { panic("a bug") }
 
 // TestGroupCommitCallerGone: a write whose caller gives up before the
 // commit loop takes it is not made; a write to a closed store fails.

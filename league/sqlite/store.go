@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -228,6 +229,9 @@ func (s *Store) commitLoop() {
 			rest := copy(s.queue, s.queue[n:])
 			clear(s.queue[rest:])
 			s.queue = s.queue[:rest]
+			if rest == 0 && cap(s.queue) > 4*maxBatch {
+				s.queue = nil // a spike's room is given back once it has passed
+			}
 			s.mu.Unlock()
 			if n == 0 {
 				break
@@ -241,24 +245,10 @@ func (s *Store) commitLoop() {
 
 // commit makes batch one transaction. If anything in it fails, it is
 // rolled back and each write is made alone, so that each caller gets the
-// outcome of its own write: another's error never becomes its error. A
-// panic, which is a bug, is the exception: it fails every write of the
-// batch not yet answered.
+// outcome of its own write: another's error never becomes its error, nor
+// another's panic (a bug, which must not end the process from a goroutine
+// no handler covers).
 func (s *Store) commit(batch []*write) {
-	defer func() {
-		// A panic in a write must not end the process from a goroutine
-		// no handler covers: every write not yet answered gets it as its
-		// error (its transaction was rolled back).
-		if p := recover(); p != nil {
-			err := fmt.Errorf("league store: panic in a write: %v", p)
-			for _, w := range batch {
-				select {
-				case w.done <- err:
-				default: // answered already
-				}
-			}
-		}
-	}()
 	live := batch[:0]
 	for _, w := range batch {
 		if err := w.ctx.Err(); err != nil {
@@ -267,15 +257,26 @@ func (s *Store) commit(batch []*write) {
 		}
 		live = append(live, w)
 	}
-	if len(live) > 1 && s.inOne(live) == nil {
+	if len(live) > 1 && s.inOneSafely(live) == nil {
 		for _, w := range live {
 			w.done <- nil
 		}
 		return
 	}
 	for _, w := range live {
-		w.done <- s.inOne([]*write{w})
+		w.done <- s.inOneSafely([]*write{w})
 	}
+}
+
+// inOneSafely is inOne with a panic in a write turned into its error,
+// with the stack, for the log: the transaction is rolled back.
+func (s *Store) inOneSafely(ws []*write) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("league store: panic in a write: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return s.inOne(ws)
 }
 
 // inOne applies ws in one transaction and commits it.
