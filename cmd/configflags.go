@@ -35,5 +35,6 @@ func addConfigFlags(fs *pflag.FlagSet) map[string]string {
 	fs.Int(flag("scoring.loss"), d.Scoring.Loss, "points for a loss")
 	fs.Float64(flag("limits.rate"), d.Limits.Rate, "requests per second one sender may make to a server (0: no limit)")
 	fs.Int(flag("limits.burst"), d.Limits.Burst, "burst of requests one sender may make to a server")
+	fs.Int(flag("limits.connections"), d.Limits.Connections, "connections a server holds at once, one address at most 3/4 of them (0: half the open-file limit, 256 to 16384)")
 	return keys
 }

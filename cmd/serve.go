@@ -102,7 +102,8 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 	}
 	// A handler may take as long as a parity answer with its retries, or a
 	// get_league_result wait; the write timeout must outlast both.
-	srvCfg := httprpc.ServerConfig{WriteTimeout: max(httprpc.DefaultWriteTimeout, 2*cfg.Timeouts.Choice+3*cfg.Timeouts.Generic)}
+	srvCfg := httprpc.ServerConfig{WriteTimeout: max(httprpc.DefaultWriteTimeout, 2*cfg.Timeouts.Choice+3*cfg.Timeouts.Generic),
+		MaxConns: cfg.Limits.Connections}
 	agent.mux.SetRateLimit(rateLimitOf(cfg, agent.trusted))
 	l := httprpc.ServeOn(ln, agent.mux, srvCfg, logger)
 	if agent.listening != nil {

@@ -39,6 +39,10 @@ type Config struct {
 type Limits struct {
 	Rate  float64 `mapstructure:"rate"`
 	Burst int     `mapstructure:"burst"`
+	// Connections bounds the connections a server holds at once, one
+	// address at most three quarters of them (0: half the files the
+	// process may open, between 256 and 16,384; httprpc.ServerConfig).
+	Connections int `mapstructure:"connections"`
 }
 
 // Timeouts bound how long the referee waits for each kind of call.
@@ -529,6 +533,9 @@ func (c Config) Validate() error {
 		p = append(p, fmt.Sprintf("limits.rate must be 0 (no limit) or a positive number, got %v", l.Rate))
 	} else if l.Rate > 0 && l.Burst < 1 {
 		p = append(p, fmt.Sprintf("limits.burst must be at least 1 when limits.rate is set, got %d", l.Burst))
+	}
+	if c.Limits.Connections < 0 {
+		p = append(p, fmt.Sprintf("limits.connections must be 0 (from the open-file limit) or more, got %d", c.Limits.Connections))
 	}
 
 	s := c.Scoring

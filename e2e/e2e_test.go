@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -572,4 +573,40 @@ func TestRefereeTokenAcrossProcesses(t *testing.T) {
 	playedAsSimulate(t, mgr, 4, "11")
 	h := status(t, mgr.endpoint)
 	is.Equal(h["referees"], 1.0) // REF99 never registered
+}
+
+// TestConnectionLimitAcrossProcesses: serve-manager --limits.connections
+// reaches the server: with 2, one address holds one connection (three
+// quarters of 2), one more from it is closed at once and logged, and
+// another address has the room left.
+func TestConnectionLimitAcrossProcesses(t *testing.T) {
+	is := is.New(t)
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--db", ":memory:", "--limits.connections", "2")
+	hostPort := strings.TrimSuffix(strings.TrimPrefix(mgr.endpoint, "http://"), "/mcp")
+	healthy := func(from string) bool {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+		c, err := d.Dial("tcp", hostPort)
+		is.NoErr(err)
+		t.Cleanup(func() { c.Close() }) // held to the end
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Write([]byte("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+			return false
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	is.True(healthy("127.0.0.1"))  // its share
+	is.True(!healthy("127.0.0.1")) // one more: closed
+	is.True(healthy("127.0.0.2"))  // the room left, for another address
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(mgr.stderr.String(), "connections refused: at the limit") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the refusal was not logged:\n%s", mgr.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -80,7 +80,7 @@ const AddressFactor = 10
 // of proven senders: no one who cannot prove it spends either, and its
 // token, should another learn it, is worth nothing elsewhere.
 func (l *limiters) allowRequest(r *Request, peer Peer) error {
-	addr := addressOf(peer)
+	addr := AddressOf(peer)
 	all := RateLimit{PerSecond: l.limit.PerSecond * AddressFactor, Burst: l.limit.Burst * AddressFactor}
 	group, own, who := "address "+addr, "peer "+addr, addr
 	if r != nil && r.Env != nil && r.Env.Sender != "" {
@@ -108,10 +108,11 @@ func (l *limiters) allowRequest(r *Request, peer Peer) error {
 	return nil
 }
 
-// addressOf is who a peer is for its address's budget: its IP address,
+// AddressOf is who a peer is for its address's budget (and for a
+// server's share of connections per address): its IP address,
 // or for IPv6 its /64 (one host's, or one site's, whose addresses are
 // its own to pick), or the bus's "mem".
-func addressOf(peer Peer) string {
+func AddressOf(peer Peer) string {
 	host, _, err := net.SplitHostPort(peer.Addr)
 	if err != nil {
 		host = peer.Addr

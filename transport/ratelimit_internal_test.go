@@ -110,7 +110,7 @@ func TestRateLimitAddresses(t *testing.T) {
 		{"[::1]:80", "::/64"},
 		{"mem", "mem"},
 	} {
-		is.Equal(addressOf(Peer{Addr: tc.addr}), tc.want) // tc.addr
+		is.Equal(AddressOf(Peer{Addr: tc.addr}), tc.want) // tc.addr
 	}
 	l := fixedLimiters(RateLimit{PerSecond: 1, Burst: 1})
 	for i := range AddressFactor {

@@ -57,18 +57,27 @@ type fastServer struct {
 	// body into one buffer and has every reply appended to another.
 	appends transport.AppendingServer
 
-	mu       sync.Mutex
-	conns    map[*fastConn]struct{}
-	watching bool          // the watcher is looking at requests
-	wake     chan struct{} // wakes the watcher when a request begins
-	draining bool
-	idle     chan struct{} // closed once draining and no connection is in a request
-	wg       sync.WaitGroup
+	mu    sync.Mutex
+	conns map[*fastConn]struct{}
+	// held counts the connections served, those handed to net/http
+	// included, and byAddress them by transport.AddressOf; refused counts
+	// those closed at once for cfg.MaxConns since refusals were last
+	// logged, at loggedAt.
+	held      int
+	byAddress map[string]int
+	refused   int
+	loggedAt  time.Time
+	watching  bool          // the watcher is looking at requests
+	wake      chan struct{} // wakes the watcher when a request begins
+	draining  bool
+	idle      chan struct{} // closed once draining and no connection is in a request
+	wg        sync.WaitGroup
 }
 
 // fastConn is one connection on the fast path.
 type fastConn struct {
 	nc       net.Conn
+	address  string // transport.AddressOf its peer: its share of cfg.MaxConns
 	accepted time.Time
 	sr       *sockReader
 	br       *bufio.Reader
@@ -112,7 +121,8 @@ func newFastServer(ln net.Listener, srv transport.MessageServer, cfg ServerConfi
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &fastServer{ln: ln, srv: srv, cfg: cfg, logger: logger, ctx: ctx, cancel: cancel, inOrder: servesInOrder(srv),
-		appends: appends, handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]struct{}{}, wake: make(chan struct{}, 1)}
+		appends: appends, handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]struct{}{}, byAddress: map[string]int{},
+		wake: make(chan struct{}, 1)}
 }
 
 // serve accepts until the listener is closed.
@@ -131,8 +141,14 @@ func (s *fastServer) serve() {
 		}
 		delay = 0
 		c := &fastConn{nc: nc, peer: peerAt(nc.RemoteAddr().String()), accepted: time.Now()}
+		c.address = transport.AddressOf(c.peer)
 		s.mu.Lock()
 		if s.draining {
+			s.mu.Unlock()
+			_ = nc.Close()
+			continue
+		}
+		if !s.admitLocked(c) {
 			s.mu.Unlock()
 			_ = nc.Close()
 			continue
@@ -141,6 +157,41 @@ func (s *fastServer) serve() {
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go s.serveConn(c)
+	}
+}
+
+// refusalLogEvery is how often refused connections are logged, at most.
+const refusalLogEvery = 10 * time.Second
+
+// admitLocked counts c in, or reports false when the server holds
+// cfg.MaxConns connections already, or c's address its share of them.
+func (s *fastServer) admitLocked(c *fastConn) bool {
+	limit := s.cfg.MaxConns
+	if s.held >= limit || s.byAddress[c.address] >= perAddress(limit) {
+		s.refused++
+		if c.accepted.Sub(s.loggedAt) >= refusalLogEvery {
+			s.logger.LogAttrs(context.Background(), slog.LevelWarn, "connections refused: at the limit",
+				slog.Int("refused", s.refused), slog.String("address", c.address),
+				slog.Int("held", s.held), slog.Int("held_by_address", s.byAddress[c.address]),
+				slog.Int("max_connections", limit), slog.Int("max_per_address", perAddress(limit)))
+			s.refused, s.loggedAt = 0, c.accepted
+		}
+		return false
+	}
+	s.held++
+	s.byAddress[c.address]++
+	return true
+}
+
+// release counts out a connection of address that admitLocked let in.
+func (s *fastServer) release(address string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held--
+	if n := s.byAddress[address] - 1; n > 0 {
+		s.byAddress[address] = n
+	} else {
+		delete(s.byAddress, address)
 	}
 }
 
@@ -248,6 +299,7 @@ func (s *fastServer) serveConn(c *fastConn) {
 		s.mu.Unlock()
 		if !handedOff {
 			_ = c.nc.Close()
+			s.release(c.address)
 		}
 	}()
 	c.sr = newSockReader(c.nc)
@@ -292,7 +344,8 @@ func (s *fastServer) serveConn(c *fastConn) {
 			// net/http times the head from now: its first deadline is
 			// held to the one this head already runs under.
 			handedOff = s.handoff.give(&replayConn{Conn: c.nc, r: c.br,
-				headBy: start.Add(min(s.cfg.ReadHeaderTimeout, s.cfg.ReadTimeout))})
+				headBy:  start.Add(min(s.cfg.ReadHeaderTimeout, s.cfg.ReadTimeout)),
+				release: func() { s.release(c.address) }})
 			return
 		}
 		if _, err := c.br.Discard(head.size); err != nil {
@@ -774,6 +827,16 @@ type replayConn struct {
 	// the fast path began to read: a head does not get the header timeout
 	// again for being handed off. Zero once used.
 	headBy time.Time
+	// release counts the connection out of the server's (fastServer.held)
+	// when net/http closes it, once.
+	release func()
+	closed  sync.Once
+}
+
+func (c *replayConn) Close() error {
+	err := c.Conn.Close()
+	c.closed.Do(c.release)
+	return err
 }
 
 func (c *replayConn) SetReadDeadline(t time.Time) error {

@@ -45,6 +45,13 @@ type ServerConfig struct {
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds the request headers (default 64 KiB).
 	MaxHeaderBytes int
+	// MaxConns bounds the connections served at once (default
+	// DefaultMaxConns()): one more is closed as soon as it is accepted, so
+	// that a flood of connections cannot take the files the process needs
+	// for its own calls and its database. One address (an IPv6 /64,
+	// transport.AddressOf) may hold at most three quarters of them, which
+	// leaves room for the others when one floods.
+	MaxConns int
 }
 
 // Defaults of ServerConfig.
@@ -76,8 +83,27 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	if c.MaxHeaderBytes <= 0 {
 		c.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = DefaultMaxConns()
+	}
 	return c
 }
+
+// DefaultMaxConns is the connections a server serves at once by default:
+// half the files the process may open, at least 256 and at most 16,384
+// (a league's agents keep one or two each to a server: a manager's
+// players during registration, a referee's manager).
+func DefaultMaxConns() int { return connsFor(openFiles()) }
+
+func connsFor(files uint64) int {
+	if files == 0 {
+		return 16384
+	}
+	return int(max(256, min(16384, files/2)))
+}
+
+// perAddress is the share of maxConns one address may hold.
+func perAddress(maxConns int) int { return max(1, maxConns*3/4) }
 
 // Healther is a MessageServer that reports its health (transport.Mux is one).
 type Healther interface {
