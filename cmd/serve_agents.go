@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -63,6 +64,7 @@ type serveManagerOptions struct {
 	minPlayers         int
 	maxPlayers         int
 	maxReferees        int
+	allowUnknownTokens bool
 	registrationWindow time.Duration
 	seed               uint64
 }
@@ -134,18 +136,21 @@ first line of stdout.`,
 				if store, err = openStore(c.Context(), dbPath); err != nil {
 					return nil, err
 				}
-				tokenKey, err := tokenKeyFor(dbPath, logger)
+				tokenKey, err := tokenKeyFor(c.Context(), dbPath, store, logger)
 				if err != nil {
 					return nil, err
 				}
 				mo := managerOptions(cfg, seed)
-				mo.TokenKey = tokenKey
+				mo.TokenKey, mo.AllowUnknownTokens = tokenKey, o.allowUnknownTokens
 				mo.Endpoint, mo.MinPlayers, mo.RegistrationWindow = endpoint, o.minPlayers, window
 				mo.MaxPlayers, mo.MaxReferees = o.maxPlayers, o.maxReferees
 				mo.AdminToken, mo.Store, mo.Words = adminTokenFrom(o.adminToken), store, protocol.NewWords()
 				mo.RefereeToken = refereeTokenFrom(o.refereeToken)
 				mgr := league.New(mo, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, mo.Words), logger)
 				if err := mgr.Restore(c.Context()); err != nil {
+					if errors.Is(err, league.ErrUnknownTokens) {
+						err = fmt.Errorf("%w (its token key is kept in %s.key)", err, dbPath)
+					}
 					return nil, &exitError{code: ExitValidation, err: fmt.Errorf("--db %s: %w", dbPath, err)}
 				}
 				st := mgr.Status()
@@ -167,6 +172,7 @@ first line of stdout.`,
 	c.Flags().StringVar(&o.refereeToken, "referee-token", "", "token a referee's registration must carry (or "+refereeTokenEnv+"); without one any referee may register")
 	c.Flags().IntVar(&o.minPlayers, "min-players", 0, "start by itself once this many players and a referee have registered (0: never)")
 	c.Flags().IntVar(&o.maxPlayers, "max-players", defaultMaxPlayers, "reject a player's registration once this many have registered (0: no limit)")
+	c.Flags().BoolVar(&o.allowUnknownTokens, "allow-unknown-tokens", false, "resume a league on --db even though its agents' tokens cannot be made again (its token key lost, or a database of leaguectl before the key): agents that refuse unsigned messages will refuse this manager's")
 	c.Flags().IntVar(&o.maxReferees, "max-referees", defaultMaxReferees, "reject a referee's registration once this many have registered (0: no limit)")
 	c.Flags().DurationVar(&o.registrationWindow, "registration-window", 0, "start this long after launch if at least 2 players and a referee have registered (0: no window; default timeouts.registration)")
 	seedFlag(c, &o.seed)

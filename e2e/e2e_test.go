@@ -426,6 +426,16 @@ func TestManagerCrashResumes(t *testing.T) {
 	fi, err := os.Stat(db + ".key")
 	is.NoErr(err)
 	is.Equal(fi.Mode().Perm(), os.FileMode(0o600)) // the token key, its owner's only
+	// Without its key the manager could not sign, and its agents would
+	// refuse it: it does not start, and says why.
+	is.NoErr(os.Rename(db+".key", db+".key.away"))
+	_, errs, code := runCLI(t, "serve-manager", "--port", port, "--db", db, "--seed", "5")
+	is.Equal(code, 1)
+	is.True(strings.Contains(errs, "agents' tokens cannot be made again: 7 of 7, as there is no token key")) // errs
+	is.True(strings.Contains(errs, db+".key"))                                                               // where the key belongs
+	_, err = os.Stat(db + ".key")
+	is.True(errors.Is(err, os.ErrNotExist)) // and no new key was made in its place
+	is.NoErr(os.Rename(db+".key.away", db+".key"))
 	again := startServer(t, "manager (restarted)", "serve-manager", "--port", port, "--db", db, "--seed", "5")
 	is.Equal(again.endpoint, mgr.endpoint) // the agents find it where it was
 	out, errs, code := runCLI(t, "start", "--manager", again.endpoint, "--wait", "--output", "json")
@@ -456,6 +466,41 @@ func TestManagerCrashResumes(t *testing.T) {
 		is.Equal(status(t, p.endpoint)["state"], "LEAGUE_COMPLETED") // p.name
 	}
 	is.True(!strings.Contains(again.stderr.String(), "tokens not known")) // every one of them
+}
+
+// TestStrangerCannotEndALeagueBeforeItStarts: our manager tells its
+// agents at registration that it signs its messages, so a LEAGUE_COMPLETED
+// without their token is refused from then on, before the league has sent
+// them anything (a referee so ended would have taken no match, and the
+// league could not end).
+func TestStrangerCannotEndALeagueBeforeItStarts(t *testing.T) {
+	is := is.New(t)
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--db", ":memory:", "--seed", "13")
+	agents := []*server{startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", "REF01", "--seed", "13")}
+	for i := 1; i <= 2; i++ {
+		id := fmt.Sprintf("P%02d", i)
+		agents = append(agents, startServer(t, id, "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id,
+			"--name", "Player "+id[1:], "--seed", "13"))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for h := status(t, mgr.endpoint); h["players"] != 2.0 || h["referees"] != 1.0; h = status(t, mgr.endpoint) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the agents did not register: %v\n%s", h, mgr.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, a := range agents {
+		// Registered is not yet told the answer: the agent may still be
+		// reading it; its /health says when it has.
+		for status(t, a.endpoint)["state"] != "REGISTERED" {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s is not registered: %v", a.name, status(t, a.endpoint))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		is.Equal(forgeLeagueCompleted(t, a.endpoint), protocol.ErrAuthenticationFailed) // a.name
+	}
+	playedAsSimulate(t, mgr, 2, "13")
 }
 
 // forgeLeagueCompleted sends the agent at endpoint a LEAGUE_COMPLETED of

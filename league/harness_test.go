@@ -1,6 +1,7 @@
 package league_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -67,12 +68,20 @@ type harness struct {
 }
 
 // defaults fills in the test's small timings and the deterministic tokens.
+// testTokenKey is the token key of the tests' managers with a store.
+var testTokenKey = bytes.Repeat([]byte{0x5a}, league.TokenKeySize)
+
 func defaults(o league.Options) league.Options {
 	if o.LeagueID == "" {
 		o.LeagueID = leagueID
 	}
 	if o.Tokens == nil {
 		o.Tokens = &seqReader{}
+	}
+	if o.Store != nil && o.TokenKey == nil && !o.AllowUnknownTokens {
+		// As serve-manager on a database: a manager restarted on its
+		// store makes its agents' tokens again.
+		o.TokenKey = testTokenKey
 	}
 	if o.CallTimeout == 0 {
 		o.CallTimeout = time.Second

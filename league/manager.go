@@ -80,7 +80,12 @@ type Options struct {
 	// (without it, it knows only the hashes, and an agent's token only
 	// once the agent has shown it again). The key is never stored.
 	TokenKey []byte
-	Clock    func() time.Time
+	// AllowUnknownTokens lets Restore resume a league whose agents' tokens
+	// it cannot make again (no key, another key, a database of schema 1),
+	// which it otherwise refuses (ErrUnknownTokens): agents that refuse a
+	// manager message without their token would refuse its messages.
+	AllowUnknownTokens bool
+	Clock              func() time.Time
 	// OnResult is told of every counted result (done of total), in order,
 	// before the round of the result can end; it must not block.
 	OnResult func(done, total int)
@@ -314,7 +319,10 @@ func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (
 		resp.Status, resp.Reason = protocol.StatusRejected, &rejected
 		return resp, nil
 	}
-	resp.Status, resp.RefereeID = protocol.StatusAccepted, a.id
+	// It signs every later message with the referee's token: in memory it
+	// keeps the token, and restarted on its store it makes it again from
+	// its token key (or does not start: Restore).
+	resp.Status, resp.RefereeID, resp.SignsMessages = protocol.StatusAccepted, a.id, true
 	m.log.LogAttrs(ctx, slog.LevelInfo, "referee registered", slog.String("referee_id", a.id),
 		slog.String("endpoint", a.endpoint), slog.Int("max_concurrent_matches", a.capacity),
 		slog.String("conversation_id", req.ConversationID))
@@ -336,7 +344,7 @@ func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (a
 		resp.Status, resp.Reason = protocol.StatusRejected, &rejected
 		return resp, nil
 	}
-	resp.Status, resp.PlayerID = protocol.StatusAccepted, a.id
+	resp.Status, resp.PlayerID, resp.SignsMessages = protocol.StatusAccepted, a.id, true // see onRegisterReferee
 	m.log.LogAttrs(ctx, slog.LevelInfo, "player registered", slog.String("player_id", a.id),
 		slog.String("endpoint", a.endpoint), slog.String("conversation_id", req.ConversationID))
 	return resp, nil

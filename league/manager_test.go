@@ -32,8 +32,8 @@ func TestRegistration(t *testing.T) {
 			Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeRefereeRegisterResponse,
 				Sender: mgrSend, Timestamp: ref.Timestamp, ConversationID: "conv-test", LeagueID: leagueID,
 				AuthToken: "tok_referee_REF01_" + tokenHex(0)},
-			Status: protocol.StatusAccepted, RefereeID: "REF01",
-		}) // pending referee gets REF01
+			Status: protocol.StatusAccepted, RefereeID: "REF01", SignsMessages: true,
+		}) // pending referee gets REF01, told the manager signs its messages
 		_, err = protocol.ParseTimestamp(ref.Timestamp)
 		is.NoErr(err) // a valid timestamp
 
@@ -41,6 +41,7 @@ func TestRegistration(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(p7.Status, protocol.StatusAccepted)
 		is.Equal(p7.PlayerID, "P07")                                           // requested id kept
+		is.True(p7.SignsMessages)                                              // told the manager signs
 		is.Equal(p7.AuthToken, "tok_player_P07_"+tokenHex(1))                  // exact token
 		is.Equal(len(strings.TrimPrefix(p7.AuthToken, "tok_player_P07_")), 32) // 128 bits in hex
 		is.Equal(p7.Reason, nil)
@@ -92,6 +93,7 @@ func TestRegistration(t *testing.T) {
 		is.Equal(rejected.Status, protocol.StatusRejected) // no even_odd
 		is.Equal(rejected.RefereeID, "")
 		is.Equal(rejected.AuthToken, "") // no token for a rejected agent
+		is.True(!rejected.SignsMessages) // nor anything to sign
 		is.Equal(*rejected.Reason, "this league plays even_odd, which game_types does not list")
 
 		is.Equal(h.status(), league.Status{LeagueID: leagueID, State: league.StateRegistration, Players: 2, Referees: 2})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -50,16 +51,20 @@ func (m *Manager) Restore(ctx context.Context) error {
 		return fmt.Errorf("the store holds league %q, not %q: give another --db or --league-id %s",
 			saved.League.LeagueID, m.opts.LeagueID, saved.League.LeagueID)
 	}
+	tokens, err := m.knownTokens(saved)
+	if err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.opts.Seed, m.opts.Scoring = saved.League.Seed, saved.League.Scoring
 	m.table = newTable(saved.League.Scoring)
 	unknown := 0
-	for _, r := range saved.Agents {
+	for i, r := range saved.Agents {
 		a := &agent{id: r.ID, name: r.DisplayName, endpoint: r.Endpoint, role: r.Role, tokenHash: r.TokenHash,
 			nonce: r.TokenNonce, capacity: r.Capacity, registeredAt: r.RegisteredAt}
-		if token, ok := m.knownToken(a); ok {
-			a.setToken(token)
+		if tokens[i] != "" {
+			a.setToken(tokens[i])
 		} else {
 			unknown++
 		}
@@ -146,19 +151,55 @@ func (m *Manager) buildRoundsLocked(rounds [][]Pairing) {
 	m.total = len(m.matches)
 }
 
-// knownToken is a's token when Options.TokenKey made it: derived again
-// from the key and the stored nonce, and checked against the stored hash
-// (a key other than the one it was made with gives another).
-func (m *Manager) knownToken(a *agent) (string, bool) {
-	if m.opts.TokenKey == nil || len(a.nonce) == 0 {
-		return "", false
+// ErrUnknownTokens is Restore's error when the store's agents' tokens
+// cannot be made again and the league could not go on without them.
+var ErrUnknownTokens = errors.New("agents' tokens cannot be made again")
+
+// knownTokens makes the token of each of saved's agents again, "" where
+// it cannot: with Options.TokenKey from the stored nonce, checked against
+// the stored hash (a key other than the one it was made with gives
+// another). Agents that refuse a manager message without their token
+// (ours, once told the manager signs, or once one has carried it) would
+// refuse every message of a manager that cannot make theirs: so it is an
+// error, unless Options.AllowUnknownTokens, when the league is running,
+// or when an agent was told at registration that the manager signs (its
+// token was made with a key). A league registering agents of a database
+// of schema 1 (random tokens; no agent told) goes on, and a completed
+// one sends its agents nothing more.
+func (m *Manager) knownTokens(saved *Saved) ([]string, error) {
+	tokens := make([]string, len(saved.Agents))
+	unknown, told := 0, 0
+	for i, r := range saved.Agents {
+		if m.opts.TokenKey != nil && len(r.TokenNonce) > 0 {
+			token := deriveToken(m.opts.TokenKey, r.Role, r.ID, r.TokenNonce)
+			h := sha256.Sum256([]byte(token))
+			if subtle.ConstantTimeCompare(h[:], r.TokenHash[:]) == 1 {
+				tokens[i] = token
+				continue
+			}
+		}
+		unknown++
+		if len(r.TokenNonce) > 0 {
+			told++
+		}
 	}
-	token := deriveToken(m.opts.TokenKey, a.role, a.id, a.nonce)
-	h := sha256.Sum256([]byte(token))
-	if subtle.ConstantTimeCompare(h[:], a.tokenHash[:]) != 1 {
-		return "", false
+	if unknown == 0 || m.opts.AllowUnknownTokens || saved.State == StateCompleted ||
+		(saved.State == StateRegistration && told == 0) {
+		return tokens, nil
 	}
-	return token, true
+	var why string
+	switch {
+	case told == 0:
+		why = "they were made before tokens were made from a token key (a database of schema 1)"
+	case m.opts.TokenKey == nil:
+		why = "there is no token key"
+	default:
+		why = "the token key is not the one they were made with"
+	}
+	return nil, fmt.Errorf("%w: %d of %d, as %s; their agents refuse a manager message without their token, "+
+		"so the league could not go on: give the manager its token key, or resume anyway with --allow-unknown-tokens "+
+		"(a manager knows a token again once its agent shows it, in a report or a query)",
+		ErrUnknownTokens, unknown, len(saved.Agents), why)
 }
 
 // savedOutcome is the outcome of match mt that the store holds.

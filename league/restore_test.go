@@ -73,8 +73,9 @@ func describeAll(t *testing.T, msgs []protocol.Message, token string) []string {
 // TestRestoreAfterCrash runs the same league three times: its manager
 // making its agents' tokens with a token key and restarted with the same
 // key, which makes them again; restarted with another key (a lost key);
-// and without a key (as a store of version 1 leaves it). The last two
-// know a token only once its agent has shown it again.
+// and without a key (as a store of schema 1 leaves it). The last two
+// know a token only once its agent has shown it again, and resume only
+// with AllowUnknownTokens (TestRestoreRefusesUnknownTokens).
 func TestRestoreAfterCrash(t *testing.T) {
 	key, other := bytes.Repeat([]byte{0x5a}, league.TokenKeySize), bytes.Repeat([]byte{0xa5}, league.TokenKeySize)
 	for _, tc := range []struct {
@@ -105,7 +106,7 @@ func restoreAfterCrash(t *testing.T, key1, key2 []byte) {
 
 		path := filepath.Join(t.TempDir(), "league.db")
 		s1 := openStore(t, path)
-		h1 := newHarness(t, n, league.Options{Seed: 42, Store: s1, TokenKey: key1})
+		h1 := newHarness(t, n, league.Options{Seed: 42, Store: s1, TokenKey: key1, AllowUnknownTokens: !keyed})
 		defer h1.stop()
 		ref := h1.referee("REF01", 1, modeManual, nil)
 		players := []*fakePlayer{h1.player("P01"), h1.player("P02"), h1.player("P03"), h1.player("P04")}
@@ -145,7 +146,7 @@ func restoreAfterCrash(t *testing.T, key1, key2 []byte) {
 		// the store's.
 		s2 := openStore(t, path)
 		h2 := newHarnessAt(t, n, "league_manager-restarted", league.Options{Seed: 7,
-			Scoring: league.Scoring{Win: 10, Draw: 5, Loss: 1}, Store: s2, TokenKey: key2})
+			Scoring: league.Scoring{Win: 10, Draw: 5, Loss: 1}, Store: s2, TokenKey: key2, AllowUnknownTokens: !keyed})
 		defer h2.stop()
 		ref.h = h2 // the referee reports where the manager is now
 
@@ -223,6 +224,76 @@ func restoreAfterCrash(t *testing.T, key1, key2 []byte) {
 		slices.Sort(ids)
 		is.Equal(ids, []string{"R1M1", "R1M2", "R2M1", "R2M2", "R3M1", "R3M2"}) // every match once
 		is.Equal(sv.Assignments[inFlight.MatchID], []string{"REF01"})
+	})
+}
+
+// TestRestoreRefusesUnknownTokens: a manager that cannot make its
+// agents' tokens again would have every message it sends them refused, so
+// Restore refuses a running league whose tokens it cannot make (another
+// key, no key, a store of schema 1), and a registering one whose agents
+// were told at registration that the manager signs; unless
+// AllowUnknownTokens. A registering league of schema 1, whose agents were
+// told nothing and signed nothing, and a completed one go on.
+func TestRestoreRefusesUnknownTokens(t *testing.T) {
+	keyA, keyB := bytes.Repeat([]byte{1}, league.TokenKeySize), bytes.Repeat([]byte{2}, league.TokenKeySize)
+	// saved is a store of a league of two players and a referee, in state,
+	// whose tokens were made with key (nil: at random, as schema 1 made
+	// them).
+	saved := func(t *testing.T, n *transporttest.Net, key []byte, state string) string {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "league.db")
+		s := openStore(t, path)
+		h := newHarness(t, n, league.Options{Store: s, TokenKey: key, AllowUnknownTokens: key == nil})
+		h.referee("REF01", 1, modeReport, nil)
+		h.player("P01")
+		h.player("P02")
+		switch state {
+		case league.StateRunning:
+			if err := h.mgr.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		case league.StateCompleted:
+			h.play()
+			h.wait()
+		}
+		h.stop()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		for _, tc := range []struct {
+			name, state string
+			made, given []byte
+			allow       bool
+			why         string // "": resumed
+		}{
+			{"running, another key", league.StateRunning, keyA, keyB, false, "as the token key is not the one they were made with"},
+			{"running, no key", league.StateRunning, keyA, nil, false, "as there is no token key"},
+			{"running, schema 1", league.StateRunning, nil, keyA, false, "as they were made before tokens were made from a token key"},
+			{"running, allowed", league.StateRunning, keyA, keyB, true, ""},
+			{"running, same key", league.StateRunning, keyA, keyA, false, ""},
+			{"registering, told, another key", league.StateRegistration, keyA, keyB, false, "as the token key is not the one they were made with"},
+			{"registering, schema 1", league.StateRegistration, nil, keyA, false, ""},
+			{"completed, another key", league.StateCompleted, keyA, keyB, false, ""},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				is := is.New(t)
+				path := saved(t, n, tc.made, tc.state)
+				s := openStore(t, path)
+				opts := league.Options{LeagueID: leagueID, Store: s, TokenKey: tc.given, AllowUnknownTokens: tc.allow}
+				err := league.New(opts, nil, nil).Restore(context.Background())
+				if tc.why == "" {
+					is.NoErr(err) // resumed
+					return
+				}
+				is.True(errors.Is(err, league.ErrUnknownTokens))
+				is.True(strings.Contains(err.Error(), "3 of 3, "+tc.why))        // how many, and why
+				is.True(strings.Contains(err.Error(), "--allow-unknown-tokens")) // and what to do
+				is.Equal(load(t, s).State, tc.state)                             // the store as it was
+			})
+		}
 	})
 }
 
@@ -580,12 +651,12 @@ func TestRestoreAfterCompletionUnsaved(t *testing.T) {
 		select {
 		case again := <-ref.completed:
 			is.Equal(again.FinalStandings, first.FinalStandings) // told again
-			is.Equal(again.AuthToken, "")                        // by a manager that does not know REF01's token
+			is.Equal(again.AuthToken, ref.token)                 // signed: its token made again from the key
 		default:
 			t.Fatal("REF01 was not told again")
 		}
 		for i, p := range players {
-			is.Equal(describeAll(t, p.messages()[told[i]:], ""), []string{"LEAGUE_COMPLETED"}) // only that
+			is.Equal(describeAll(t, p.messages()[told[i]:], p.token), []string{"LEAGUE_COMPLETED"}) // only that, signed
 		}
 		sv = load(t, s2)
 		is.Equal(sv.State, league.StateCompleted) // recorded this time

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/leaguectl/leaguectl/protocol"
@@ -35,17 +36,20 @@ func deriveToken(key []byte, role protocol.Role, id string, nonce []byte) string
 	return "tok_" + string(role) + "_" + id + "_" + hex.EncodeToString(mac.Sum(nil)[:16])
 }
 
-// TokenKeyFile reads the token key kept at path (64 hex digits), or, when
+// TokenKeyFile reads the token key kept at path (ReadTokenKey), or, when
 // there is no file there, makes one from random (crypto/rand when nil) and
-// writes it there, readable by its owner only, durably before it returns.
-// created reports the latter. The key belongs beside the league's
-// database and must be kept as secret as the agents' tokens: with the
-// database, it gives every one of them.
+// puts it there, readable by its owner only, durably before it returns:
+// written whole to a file of its own first, then linked into place, so
+// that a file at path is always a whole key, and of two managers that
+// start at once, both take the one that got there first. created reports
+// that this call made it. The key belongs beside the league's database
+// and must be kept as secret as the agents' tokens: with the database, it
+// gives every one of them.
 func TokenKeyFile(path string, random io.Reader) (key []byte, created bool, err error) {
 	if random == nil {
 		random = rand.Reader
 	}
-	key, err = readTokenKey(path)
+	key, err = ReadTokenKey(path)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return key, false, err
 	}
@@ -53,24 +57,28 @@ func TokenKeyFile(path string, random io.Reader) (key []byte, created bool, err 
 	if _, err := io.ReadFull(random, key); err != nil {
 		return nil, false, fmt.Errorf("token key: no randomness: %w", err)
 	}
-	if err := writeNew(path, []byte(hex.EncodeToString(key)+"\n")); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			// Another manager made it first: its key is the one.
-			key, err = readTokenKey(path)
-			return key, false, err
-		}
+	switch err := linkNew(path, []byte(hex.EncodeToString(key)+"\n")); {
+	case errors.Is(err, fs.ErrExist):
+		key, err = ReadTokenKey(path) // another got there first: its key is the one
+		return key, false, err
+	case err != nil:
 		return nil, false, fmt.Errorf("token key %s: %w", path, err)
 	}
 	return key, true, nil
 }
 
-func readTokenKey(path string) ([]byte, error) {
+// ReadTokenKey reads the token key kept at path: 64 hex digits, in a file
+// no one but its owner may read. The error wraps fs.ErrNotExist when there
+// is none.
+func ReadTokenKey(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
 		return nil, fmt.Errorf("token key %s: %w", path, err)
+	}
+	if runtime.GOOS != "windows" {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			return nil, fmt.Errorf("token key %s may be read by others (mode %#o): it gives every agent's token; chmod 600 it", path, fi.Mode().Perm())
+		}
 	}
 	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
 	if err != nil || len(key) != TokenKeySize {
@@ -79,14 +87,21 @@ func readTokenKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// writeNew writes a file that must not exist yet, mode 0600, and syncs
-// it and its directory.
-func writeNew(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// linkNew puts b at path, which must not exist yet (fs.ErrExist), whole
+// or not at all: in a file of its own (mode 0600), synced, then linked to
+// path, and the directory synced.
+func linkNew(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".new-*")
 	if err != nil {
 		return err
 	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
 	_, err = f.Write(b)
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -94,15 +109,18 @@ func writeNew(path string, b []byte) error {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(path)
 		return err
 	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return err
-		}
+	if err := os.Link(tmp, path); err != nil {
+		return err
 	}
-	return nil
+	if runtime.GOOS == "windows" {
+		return nil // a directory is not synced there
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

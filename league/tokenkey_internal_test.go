@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/matryer/is"
@@ -68,6 +69,46 @@ func TestTokenKeyFile(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		is.Equal(string(b), "abcd\n") // and leaves it alone
 	})
+	t.Run("many at once", func(t *testing.T) {
+		is := is.New(t)
+		for range 50 {
+			path := filepath.Join(t.TempDir(), "league.db.key")
+			const n = 8
+			keys, made, errs := make([][]byte, n), make([]bool, n), make([]error, n)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { <-start; keys[i], made[i], errs[i] = TokenKeyFile(path, nil) })
+			}
+			close(start)
+			wg.Wait()
+			creators := 0
+			for i := range n {
+				is.NoErr(errs[i])          // none reads a key half written
+				is.Equal(keys[i], keys[0]) // all take the same key
+				if made[i] {
+					creators++
+				}
+			}
+			is.Equal(creators, 1) // made once
+			entries, err := os.ReadDir(filepath.Dir(path))
+			is.NoErr(err)
+			is.Equal(len(entries), 1) // and nothing left beside it
+		}
+	})
+	t.Run("readable by others", func(t *testing.T) {
+		if runtime.GOOS == "windows" {
+			t.Skip("no Unix file modes")
+		}
+		is := is.New(t)
+		path := filepath.Join(t.TempDir(), "league.db.key")
+		is.NoErr(os.WriteFile(path, []byte(strings.Repeat("ab", TokenKeySize)+"\n"), 0o600))
+		is.NoErr(os.Chmod(path, 0o644))
+		_, _, err := TokenKeyFile(path, nil)
+		is.True(err != nil)
+		is.True(strings.Contains(err.Error(), "may be read by others (mode 0644)")) // refused
+		is.True(strings.Contains(err.Error(), "chmod 600"))                         // saying what to do
+	})
 	t.Run("no randomness", func(t *testing.T) {
 		is := is.New(t)
 		path := filepath.Join(t.TempDir(), "league.db.key")
@@ -75,6 +116,9 @@ func TestTokenKeyFile(t *testing.T) {
 		is.True(errors.Is(err, io.ErrUnexpectedEOF))
 		_, err = os.Stat(path)
 		is.True(errors.Is(err, os.ErrNotExist)) // no file left behind
+		entries, err := os.ReadDir(filepath.Dir(path))
+		is.NoErr(err)
+		is.Equal(len(entries), 0) // nor any other
 	})
 	t.Run("directory missing", func(t *testing.T) {
 		is := is.New(t)

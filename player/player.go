@@ -251,7 +251,9 @@ func (p *Player) Register(ctx context.Context) error {
 		return err
 	}
 	p.mu.Lock()
-	p.id, p.token, p.signed = resp.PlayerID, resp.AuthToken, false // nothing has carried a new token yet
+	// A manager that says it signs its messages (ours) is one from the
+	// start; any other is one once a broadcast has carried the new token.
+	p.id, p.token, p.signed = resp.PlayerID, resp.AuthToken, resp.SignsMessages
 	p.shown = protocol.ShownToken(protocol.RolePlayer, resp.PlayerID, resp.AuthToken)
 	if !p.completed {
 		// A league that has already ended stays ended.

@@ -924,6 +924,39 @@ func TestStrangerCannotEndTheLeague(t *testing.T) {
 	})
 }
 
+// TestSignedFromRegistration: a manager that says at registration that it
+// signs its messages (ours) is one from the start: a broadcast of the
+// player's league without its token is refused before any has carried
+// it. Registered again with a manager that does not say so, the player
+// takes unsigned broadcasts again until one is signed.
+func TestSignedFromRegistration(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		var unsigned atomic.Bool // read by the manager's handler
+		m := &manager{answer: func(req *protocol.LeagueRegisterRequest) (any, error) {
+			resp, err := accept("P01", "tok-P01")(req)
+			resp.(*protocol.LeagueRegisterResponse).SignsMessages = !unsigned.Load()
+			return resp, err
+		}}
+		mgr := n.Serve(t, "league_manager", m.mux())
+		r := serve(t, n, opts("even", func(o *player.Options) { o.ManagerEndpoint = mgr }))
+		is.NoErr(r.p.Register(ctxFor(t)))
+		round, lc := broadcasts()[0], broadcasts()[3]
+		is.Equal(protocol.CodeOf(r.callErr(t, lc.method, lc.msg(""))), protocol.ErrAuthenticationFailed) // refused from the first
+		is.Equal(protocol.CodeOf(r.callErr(t, round.method, round.msg(""))), protocol.ErrAuthenticationFailed)
+		select {
+		case <-r.p.Done():
+			t.Fatal("Done closed by a stranger's LEAGUE_COMPLETED")
+		default:
+		}
+		is.Equal(r.call(t, round.method, round.msg("tok-P01")), registeredAckFor(protocol.TypeRoundAnnouncement, "conv-round-1")) // the manager's
+
+		unsigned.Store(true)
+		is.NoErr(r.p.Register(ctxFor(t)))
+		is.Equal(r.call(t, round.method, round.msg("")), unsignedAckFor(protocol.TypeRoundAnnouncement, "conv-round-1")) // another kind of manager
+	})
+}
+
 // TestLeagueCompletedBeforeRegistration: an unregistered player told the
 // league is over, registered later and told again, still acknowledges.
 func TestLeagueCompletedBeforeRegistration(t *testing.T) {

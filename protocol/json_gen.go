@@ -4172,6 +4172,10 @@ func (v *LeagueRegisterResponse) appendMembers(b []byte, start int) ([]byte, boo
 			return b, false
 		}
 	}
+	if v.SignsMessages {
+		b = member(b, start, "\"signs_messages\":")
+		b = strconv.AppendBool(b, v.SignsMessages)
+	}
 	return b, true
 }
 
@@ -4194,7 +4198,7 @@ func (v *LeagueRegisterResponse) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
-	want := 3
+	want := 4
 	for n := 0; ; n++ {
 		f := -1
 		switch want {
@@ -4211,32 +4215,36 @@ func (v *LeagueRegisterResponse) decodeFast(s *scanner) bool {
 				s.i, f = i+9, 2
 			}
 		case 3:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
-				s.i, f = i+11, 3
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 17 && string(s.b[i:i+17]) == "\"signs_messages\":" {
+				s.i, f = i+17, 3
 			}
 		case 4:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
-				s.i, f = i+15, 4
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 4
 			}
 		case 5:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
-				s.i, f = i+9, 5
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 5
 			}
 		case 6:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
-				s.i, f = i+12, 6
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 6
 			}
 		case 7:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
-				s.i, f = i+18, 7
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 7
 			}
 		case 8:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
-				s.i, f = i+12, 8
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 8
 			}
 		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 9
+			}
+		case 10:
 			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
-				s.i, f = i+13, 9
+				s.i, f = i+13, 10
 			}
 		}
 		if f < 0 {
@@ -4251,20 +4259,22 @@ func (v *LeagueRegisterResponse) decodeFast(s *scanner) bool {
 				f = 1
 			case "reason":
 				f = 2
-			case "protocol":
+			case "signs_messages":
 				f = 3
-			case "message_type":
+			case "protocol":
 				f = 4
-			case "sender":
+			case "message_type":
 				f = 5
-			case "timestamp":
+			case "sender":
 				f = 6
-			case "conversation_id":
+			case "timestamp":
 				f = 7
-			case "league_id":
+			case "conversation_id":
 				f = 8
-			case "auth_token":
+			case "league_id":
 				f = 9
+			case "auth_token":
+				f = 10
 			default:
 				if !other.add(name) || s.declines(name) || !s.skip() {
 					return false
@@ -4291,7 +4301,7 @@ func (v *LeagueRegisterResponse) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 2
-			want = -1
+			want = 3
 			if s.null() {
 				v.Reason = nil
 			} else if v.Reason != nil {
@@ -4306,48 +4316,55 @@ func (v *LeagueRegisterResponse) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 3
-			want = 4
-			v.Envelope.Protocol = s.string()
+			want = -1
+			v.SignsMessages = s.bool()
 		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
 			want = 5
-			v.Envelope.MessageType = MessageType(s.string())
+			v.Envelope.Protocol = s.string()
 		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
 			want = 6
-			v.Envelope.Sender = s.string()
+			v.Envelope.MessageType = MessageType(s.string())
 		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
 			want = 7
-			v.Envelope.Timestamp = s.string()
+			v.Envelope.Sender = s.string()
 		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
 			want = 8
-			v.Envelope.ConversationID = s.string()
+			v.Envelope.Timestamp = s.string()
 		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
 			want = 9
-			v.Envelope.LeagueID = s.string()
+			v.Envelope.ConversationID = s.string()
 		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
+			v.Envelope.LeagueID = s.string()
+		case 10:
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
 			want = 0
 			v.Envelope.AuthToken = s.string()
 		}
@@ -6143,6 +6160,10 @@ func (v *RefereeRegisterResponse) appendMembers(b []byte, start int) ([]byte, bo
 			return b, false
 		}
 	}
+	if v.SignsMessages {
+		b = member(b, start, "\"signs_messages\":")
+		b = strconv.AppendBool(b, v.SignsMessages)
+	}
 	return b, true
 }
 
@@ -6165,7 +6186,7 @@ func (v *RefereeRegisterResponse) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
-	want := 3
+	want := 4
 	for n := 0; ; n++ {
 		f := -1
 		switch want {
@@ -6182,32 +6203,36 @@ func (v *RefereeRegisterResponse) decodeFast(s *scanner) bool {
 				s.i, f = i+9, 2
 			}
 		case 3:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
-				s.i, f = i+11, 3
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 17 && string(s.b[i:i+17]) == "\"signs_messages\":" {
+				s.i, f = i+17, 3
 			}
 		case 4:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
-				s.i, f = i+15, 4
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 4
 			}
 		case 5:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
-				s.i, f = i+9, 5
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 5
 			}
 		case 6:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
-				s.i, f = i+12, 6
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 6
 			}
 		case 7:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
-				s.i, f = i+18, 7
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 7
 			}
 		case 8:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
-				s.i, f = i+12, 8
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 8
 			}
 		case 9:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 9
+			}
+		case 10:
 			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
-				s.i, f = i+13, 9
+				s.i, f = i+13, 10
 			}
 		}
 		if f < 0 {
@@ -6222,20 +6247,22 @@ func (v *RefereeRegisterResponse) decodeFast(s *scanner) bool {
 				f = 1
 			case "reason":
 				f = 2
-			case "protocol":
+			case "signs_messages":
 				f = 3
-			case "message_type":
+			case "protocol":
 				f = 4
-			case "sender":
+			case "message_type":
 				f = 5
-			case "timestamp":
+			case "sender":
 				f = 6
-			case "conversation_id":
+			case "timestamp":
 				f = 7
-			case "league_id":
+			case "conversation_id":
 				f = 8
-			case "auth_token":
+			case "league_id":
 				f = 9
+			case "auth_token":
+				f = 10
 			default:
 				if !other.add(name) || s.declines(name) || !s.skip() {
 					return false
@@ -6262,7 +6289,7 @@ func (v *RefereeRegisterResponse) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 2
-			want = -1
+			want = 3
 			if s.null() {
 				v.Reason = nil
 			} else if v.Reason != nil {
@@ -6277,48 +6304,55 @@ func (v *RefereeRegisterResponse) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 3
-			want = 4
-			v.Envelope.Protocol = s.string()
+			want = -1
+			v.SignsMessages = s.bool()
 		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
 			want = 5
-			v.Envelope.MessageType = MessageType(s.string())
+			v.Envelope.Protocol = s.string()
 		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
 			want = 6
-			v.Envelope.Sender = s.string()
+			v.Envelope.MessageType = MessageType(s.string())
 		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
 			want = 7
-			v.Envelope.Timestamp = s.string()
+			v.Envelope.Sender = s.string()
 		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
 			want = 8
-			v.Envelope.ConversationID = s.string()
+			v.Envelope.Timestamp = s.string()
 		case 8:
 			if seen&(1<<8) != 0 {
 				return false
 			}
 			seen |= 1 << 8
 			want = 9
-			v.Envelope.LeagueID = s.string()
+			v.Envelope.ConversationID = s.string()
 		case 9:
 			if seen&(1<<9) != 0 {
 				return false
 			}
 			seen |= 1 << 9
+			want = 10
+			v.Envelope.LeagueID = s.string()
+		case 10:
+			if seen&(1<<10) != 0 {
+				return false
+			}
+			seen |= 1 << 10
 			want = 0
 			v.Envelope.AuthToken = s.string()
 		}

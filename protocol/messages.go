@@ -84,6 +84,11 @@ type RefereeRegisterResponse struct {
 	Status    string  `json:"status"`
 	RefereeID string  `json:"referee_id,omitzero"`
 	Reason    *string `json:"reason"`
+	// SignsMessages is this implementation's extension (absent when
+	// false): the manager sends every later message with the agent's own
+	// token, so that one without it is a stranger's. Other
+	// implementations ignore it.
+	SignsMessages bool `json:"signs_messages,omitzero"`
 }
 
 // Type implements Message.
@@ -100,6 +105,8 @@ type LeagueRegisterResponse struct {
 	Status   string  `json:"status"`
 	PlayerID string  `json:"player_id,omitzero"`
 	Reason   *string `json:"reason"`
+	// SignsMessages: see RefereeRegisterResponse.
+	SignsMessages bool `json:"signs_messages,omitzero"`
 }
 
 // Type implements Message.

@@ -322,7 +322,9 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 		r.manualRegs++
 	}
 	r.id, r.token, r.state, r.manager = resp.RefereeID, resp.AuthToken, StateRegistered, endpoint
-	r.signed = false // a new token: nothing has carried it yet
+	// A manager that says it signs its messages (ours) is one from the
+	// start; any other is one once a message has carried the new token.
+	r.signed = resp.SignsMessages
 	r.shown = protocol.ShownToken(protocol.RoleReferee, resp.RefereeID, resp.AuthToken)
 	if resp.LeagueID != "" {
 		r.leagueID = resp.LeagueID

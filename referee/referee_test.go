@@ -440,6 +440,42 @@ func TestMatchStateAndLeagueCompleted(t *testing.T) {
 	})
 }
 
+// TestSignedFromRegistration: a manager that says at registration that it
+// signs its messages (ours) is one from the start: a START_MATCH or
+// LEAGUE_COMPLETED without the referee's token is refused before any
+// message has carried it.
+func TestSignedFromRegistration(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		mgr := newFakeManager()
+		mgr.register = func(req *protocol.RefereeRegisterRequest) (any, error) {
+			return &protocol.RefereeRegisterResponse{
+				Envelope: mgrEnvelope(protocol.TypeRefereeRegisterResponse, req.ConversationID, refToken),
+				Status:   protocol.StatusAccepted, RefereeID: assignedID, SignsMessages: true,
+			}, nil
+		}
+		h := newHarness(t, n, baseOptions(), mgr, "")
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		h.startRegistered()
+		sm := h.startMatchMsg("R1M1", p1, p2)
+		sm.AuthToken = ""
+		_, err := h.send(sm)
+		is.Equal(rpcError(t, err).LeagueCode(), protocol.ErrAuthenticationFailed) // refused from the first
+		lc := &protocol.LeagueCompleted{Envelope: mgrEnvelope(protocol.TypeLeagueCompleted, "conv-league-end", ""),
+			Champion: &protocol.Champion{PlayerID: "P01"}, FinalStandings: []protocol.StandingRow{}}
+		err = h.client.Call(context.Background(), h.refEP, protocol.MethodNotifyLeagueComplete, lc, nil)
+		is.Equal(rpcError(t, err).LeagueCode(), protocol.ErrAuthenticationFailed)
+		select {
+		case <-h.ref.Done():
+			t.Fatal("Done closed by a stranger's LEAGUE_COMPLETED")
+		default:
+		}
+		is.Equal(len(p1.invites), 0)
+		h.startMatch("R1M1", p1, p2) // the manager's, signed
+		is.Equal(h.report().MatchID, "R1M1")
+	})
+}
+
 func TestLeagueCompletedWrongToken(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
