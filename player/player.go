@@ -114,8 +114,9 @@ type Player struct {
 	// shown is the token referees are shown instead of token
 	// (protocol.ShownToken).
 	shown string
-	// signed is set once a broadcast carried token: from then on one
-	// without it is not the manager's (fromManager).
+	// signed says the manager signs its broadcasts with token: it said so
+	// at registration (signs_messages), or one has carried token. A
+	// broadcast without it is then not the manager's (fromManager).
 	signed    bool
 	leagueID  string
 	state     string
@@ -339,8 +340,9 @@ func (p *Player) managerAck(r *transport.Request) *protocol.Ack {
 // stranger (leaguectl check, another league's manager) must not change its
 // standings or end its league. One of its league without a token is
 // accepted (managers of other implementations send none), and acknowledged
-// without the player's token (managerAck), until a broadcast has carried
-// the token: from then on the manager is one that signs, and a broadcast
+// without the player's token (managerAck), unless the manager said at
+// registration that it signs (ours), and until a broadcast has carried the
+// token: from then on the manager is one that signs, and a broadcast
 // without the token is a stranger's (E003), which could otherwise end the
 // player's league. Ours signs after a restart too, making the tokens again
 // from its token key. An unregistered player has no league of its own yet

@@ -96,8 +96,9 @@ type Referee struct {
 	// shown is the token players are shown instead of token
 	// (playerEnvelope).
 	shown string
-	// signed is set once a message of the manager carried token: from
-	// then on one without it is not the manager's (checkManager).
+	// signed says the manager signs its messages with token: it said so
+	// at registration (signs_messages), or one has carried token. A
+	// message without it is then not the manager's (checkManager).
 	signed   bool
 	leagueID string
 	// manager is the endpoint of the manager the referee registered with
@@ -444,8 +445,9 @@ func (r *Referee) Vouches(req *transport.Request) (string, bool) {
 // checkManager refuses a manager message carrying a token other than this
 // referee's own (the manager sends each agent its own token), and reports
 // whether it carried that one. A message without a token is accepted
-// (managers of other implementations send none) until one has carried
-// the token: from then on the manager is one that signs, and a message
+// (managers of other implementations send none) unless the manager said
+// at registration that it signs (ours), and until one has carried the
+// token: from then on the manager is one that signs, and a message
 // without the token is a stranger's, which could otherwise end the
 // referee's league or fill its slots. Ours signs after a restart too,
 // making the tokens again from its token key. Only a message that carried
