@@ -101,6 +101,10 @@ func runStart(ctx context.Context, o *startOptions, cfg config.Config) error {
 		if st.State != league.StateRegistration {
 			break
 		}
+		if st.MaxPlayers > 0 && o.minPlayers > st.MaxPlayers {
+			return usagef(fmt.Errorf("--min-players %d is more than the %d players this manager takes (its --max-players): the league could never start",
+				o.minPlayers, st.MaxPlayers))
+		}
 		if st.Players >= o.minPlayers && st.Referees >= 1 {
 			var started map[string]any
 			if err := client.Call(ctx, o.manager, protocol.MethodStartLeague, adminParams(token, nil), &started); err != nil {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,13 +34,15 @@ func openStore(ctx context.Context, path string) (*sqlite.Store, error) {
 // kept in path+".key": made there at the first start, read at every later
 // one. A manager restarted with it makes its agents' tokens again and
 // signs its messages to them as before; the database alone holds no
-// token. A database that holds agents already is never given a new key
-// (theirs would not make their tokens): without its file, the key is nil,
-// and Restore says what that means. A throwaway database in memory needs
-// none.
+// token. A database whose tokens were made with a key is never given a
+// new one (it would not make them): without its file, the key is nil, and
+// Restore says what that means. One of schema 1, whose tokens were
+// random, is given one for the agents that register from now on. A
+// throwaway database in memory, which no manager can restart on, gets one
+// that is never written (ephemeralTokenKey).
 func tokenKeyFor(ctx context.Context, path string, store *sqlite.Store, logger *slog.Logger) ([]byte, error) {
 	if path == sqlite.Memory {
-		return nil, nil
+		return ephemeralTokenKey(), nil
 	}
 	keyPath := path + ".key"
 	saved, err := store.Load(ctx)
@@ -48,10 +51,10 @@ func tokenKeyFor(ctx context.Context, path string, store *sqlite.Store, logger *
 	}
 	var key []byte
 	created := false
-	if saved != nil && len(saved.Agents) > 0 {
+	if keyed(saved) {
 		key, err = league.ReadTokenKey(keyPath)
 		if errors.Is(err, fs.ErrNotExist) {
-			logger.LogAttrs(ctx, slog.LevelWarn, "no token key for a league with agents", slog.String("path", keyPath))
+			logger.LogAttrs(ctx, slog.LevelWarn, "no token key for a league whose tokens were made with one", slog.String("path", keyPath))
 			return nil, nil
 		}
 	} else {
@@ -62,4 +65,27 @@ func tokenKeyFor(ctx context.Context, path string, store *sqlite.Store, logger *
 	}
 	logger.LogAttrs(ctx, slog.LevelInfo, "token key", slog.String("path", keyPath), slog.Bool("created", created))
 	return key, nil
+}
+
+// keyed reports whether some agent of saved has a token made with a token
+// key.
+func keyed(saved *league.Saved) bool {
+	if saved == nil {
+		return false
+	}
+	for _, a := range saved.Agents {
+		if len(a.TokenNonce) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ephemeralTokenKey is a token key kept in memory only, for a manager with
+// a store that is never restarted on (--db :memory:, simulate --db): it
+// signs as a restartable one does, and tells its agents so.
+func ephemeralTokenKey() []byte {
+	key := make([]byte, league.TokenKeySize)
+	_, _ = rand.Read(key) // crypto/rand.Read does not fail
+	return key
 }

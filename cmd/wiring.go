@@ -116,6 +116,9 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 	mo.Words = words
 	mo.Endpoint, mo.MinPlayers, mo.MinReferees, mo.OnResult = mgrEndpoint, spec.players, spec.referees, spec.onResult
 	mo.Store = spec.store
+	if spec.store != nil {
+		mo.TokenKey = ephemeralTokenKey() // its league is never resumed
+	}
 	mgr := league.New(mo, caller, logger.With(slog.String("agent_id", "league_manager:"+league.ManagerID)))
 	if err := mgr.Restore(ctx); err != nil {
 		return nil, runtimeErr(err)

@@ -42,6 +42,7 @@ type Limits struct {
 	// Connections bounds the connections a server holds at once, one
 	// address at most three quarters of them (0: half the files the
 	// process may open, between 256 and 16,384; httprpc.ServerConfig).
+	// Like Rate, only servers of separate processes use it.
 	Connections int `mapstructure:"connections"`
 }
 

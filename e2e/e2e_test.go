@@ -302,6 +302,10 @@ func TestExitCodes(t *testing.T) {
 		{"query without the admin token", []string{"query", "standings", "--manager", mgr.endpoint}, 3},
 		{"a player without a manager", []string{"serve-player", "--port", "0"}, 1},
 		{"a port in use", []string{"serve-manager", "--port", portOf(mgr.endpoint)}, 2},
+		// The manager takes at most 1000 players (--max-players): start
+		// does not wait for more.
+		{"start for more players than the manager takes", []string{"start", "--manager", mgr.endpoint, "--admin-token", "right",
+			"--min-players", "1001"}, 1},
 	}
 
 	for _, c := range cases {

@@ -319,10 +319,7 @@ func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (
 		resp.Status, resp.Reason = protocol.StatusRejected, &rejected
 		return resp, nil
 	}
-	// It signs every later message with the referee's token: in memory it
-	// keeps the token, and restarted on its store it makes it again from
-	// its token key (or does not start: Restore).
-	resp.Status, resp.RefereeID, resp.SignsMessages = protocol.StatusAccepted, a.id, true
+	resp.Status, resp.RefereeID, resp.SignsMessages = protocol.StatusAccepted, a.id, m.alwaysSigns()
 	m.log.LogAttrs(ctx, slog.LevelInfo, "referee registered", slog.String("referee_id", a.id),
 		slog.String("endpoint", a.endpoint), slog.Int("max_concurrent_matches", a.capacity),
 		slog.String("conversation_id", req.ConversationID))
@@ -344,11 +341,19 @@ func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (a
 		resp.Status, resp.Reason = protocol.StatusRejected, &rejected
 		return resp, nil
 	}
-	resp.Status, resp.PlayerID, resp.SignsMessages = protocol.StatusAccepted, a.id, true // see onRegisterReferee
+	resp.Status, resp.PlayerID, resp.SignsMessages = protocol.StatusAccepted, a.id, m.alwaysSigns()
 	m.log.LogAttrs(ctx, slog.LevelInfo, "player registered", slog.String("player_id", a.id),
 		slog.String("endpoint", a.endpoint), slog.String("conversation_id", req.ConversationID))
 	return resp, nil
 }
+
+// alwaysSigns reports whether the manager will sign every message to an
+// agent it registers now with the agent's token, restarts included, and
+// so may tell the agent so (signs_messages): one without a store never
+// restarts and keeps the token; one with a store makes it again from its
+// token key. One with a store and no key would know only the token's hash
+// after a restart, and must not promise.
+func (m *Manager) alwaysSigns() bool { return m.opts.Store == nil || m.opts.TokenKey != nil }
 
 // register records an agent. It refuses with an error what the agent must
 // fix (another league, an id or endpoint already registered) and rejects
@@ -600,6 +605,9 @@ type Status struct {
 	MatchesPlayed int    `json:"matches_completed"`
 	Players       int    `json:"players"`
 	Referees      int    `json:"referees"`
+	// MaxPlayers is Options.MaxPlayers, absent when there is no limit:
+	// `leaguectl start` will not wait for more.
+	MaxPlayers int `json:"max_players,omitzero"`
 }
 
 // Status reports where the league is.
@@ -609,7 +617,7 @@ func (m *Manager) Status() Status {
 	return Status{
 		LeagueID: m.opts.LeagueID, State: m.state, CurrentRound: m.round,
 		TotalRounds: len(m.rounds), TotalMatches: m.total, MatchesPlayed: m.counted,
-		Players: len(m.players), Referees: len(m.referees),
+		Players: len(m.players), Referees: len(m.referees), MaxPlayers: m.opts.MaxPlayers,
 	}
 }
 

@@ -150,7 +150,8 @@ func TestRegistrationCaps(t *testing.T) {
 		is.Equal(fullRef.AuthToken, "")
 		is.Equal(*fullRef.Reason, "the league is full: it takes at most 1 referee")
 
-		is.Equal(h.status(), league.Status{LeagueID: leagueID, State: league.StateRegistration, Players: 2, Referees: 1})
+		is.Equal(h.status(), league.Status{LeagueID: leagueID, State: league.StateRegistration, Players: 2, Referees: 1,
+			MaxPlayers: 2}) // which leaguectl start reads
 	})
 }
 

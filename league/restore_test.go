@@ -297,6 +297,40 @@ func TestRestoreRefusesUnknownTokens(t *testing.T) {
 	})
 }
 
+// TestSignsMessagesOnlyIfItCan: a manager tells an agent at registration
+// that it signs its messages only if it will after a restart too: one
+// with a store and no token key would know only the token's hash then,
+// and its agents, told, would refuse its messages.
+func TestSignsMessagesOnlyIfItCan(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		for _, tc := range []struct {
+			name  string
+			opts  func(t *testing.T) league.Options
+			signs bool
+		}{
+			{"no store", func(*testing.T) league.Options { return league.Options{} }, true},
+			{"store and key", func(t *testing.T) league.Options {
+				return league.Options{Store: openStore(t, filepath.Join(t.TempDir(), "league.db"))}
+			}, true},
+			{"store without key", func(t *testing.T) league.Options {
+				return league.Options{Store: openStore(t, filepath.Join(t.TempDir(), "league.db")), AllowUnknownTokens: true}
+			}, false},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				is := is.New(t)
+				h := newHarness(t, n, tc.opts(t))
+				defer h.stop()
+				p, err := h.registerPlayer("player:P01", endpoint("p1"))
+				is.NoErr(err)
+				is.Equal(p.SignsMessages, tc.signs)
+				r, err := h.registerReferee("referee:REF01", endpoint("ref"), 1)
+				is.NoErr(err)
+				is.Equal(r.SignsMessages, tc.signs)
+			})
+		}
+	})
+}
+
 func TestRestoreAnotherLeague(t *testing.T) {
 	is := is.New(t)
 	ctx := context.Background()

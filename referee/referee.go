@@ -564,7 +564,9 @@ func (r *Referee) onLeagueCompleted(ctx context.Context, req *transport.Request)
 		return nil, err
 	}
 	r.mu.Lock()
-	if r.state != StateCompleted {
+	// A referee not registered yet has no league to end: anyone may send
+	// one, and Run, ended, would stop it as soon as it registered.
+	if r.state != StateCompleted && r.token != "" {
 		r.state = StateCompleted
 		close(r.done)
 	}

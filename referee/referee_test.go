@@ -476,6 +476,38 @@ func TestSignedFromRegistration(t *testing.T) {
 	})
 }
 
+// TestLeagueCompletedBeforeRegistration: a referee not registered yet has
+// no league to end: a LEAGUE_COMPLETED then (anyone may send one) is
+// acknowledged and ends nothing, and once registered the referee plays
+// the manager's matches. Before, it ended Run as soon as the referee had
+// registered, and every START_MATCH got E016 (a review's finding).
+func TestLeagueCompletedBeforeRegistration(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ep, listen := lateEndpoint(t, n, "late-manager")
+		mgr := newFakeManager()
+		h := newHarness(t, n, baseOptions(), nil, ep)
+		h.mgr = mgr
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		h.start()
+		h.logs.wait(t, "registration failed, retrying")
+		lc := &protocol.LeagueCompleted{Envelope: mgrEnvelope(protocol.TypeLeagueCompleted, "conv-forged", ""),
+			Champion: &protocol.Champion{PlayerID: "P01"}, FinalStandings: []protocol.StandingRow{}}
+		var ack protocol.Ack
+		is.NoErr(h.client.Call(context.Background(), h.refEP, protocol.MethodNotifyLeagueComplete, lc, &ack))
+		is.Equal(ack.Status, "ACK") // acknowledged
+		listen(mgr.mux)
+		h.logs.wait(t, "registered")
+		select {
+		case <-h.ref.Done():
+			t.Fatal("Done closed by a LEAGUE_COMPLETED before registration")
+		default:
+		}
+		h.startMatch("R1M1", p1, p2) // and the manager's match is played
+		is.Equal(h.report().MatchID, "R1M1")
+	})
+}
+
 func TestLeagueCompletedWrongToken(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
