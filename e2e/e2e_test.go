@@ -472,6 +472,57 @@ func TestManagerCrashResumes(t *testing.T) {
 	is.True(!strings.Contains(again.stderr.String(), "tokens not known")) // every one of them
 }
 
+// TestAgentsRestartMidLeague: a referee and a player SIGKILLed in the
+// middle of a league and started again on their ports and ids register
+// again (their endpoints say they are not registered: they are the ones
+// asking), get new tokens, and the league ends: the referee's matches in
+// flight are handed out again, the player's missed ones are technical
+// losses, and the player takes the manager's LEAGUE_COMPLETED, signed
+// with its new token. Before, each was refused with E017 and exited 3.
+func TestAgentsRestartMidLeague(t *testing.T) {
+	is := is.New(t)
+	t.Setenv("LEAGUECTL_RETRY_INITIAL_DELAY", "20ms")
+	t.Setenv("LEAGUECTL_RETRY_MAX_DELAY", "100ms")
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--db", filepath.Join(t.TempDir(), "league.db"),
+		"--seed", "17", "--min-players", "6")
+	ref := startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", "REF01", "--seed", "17",
+		"--max-concurrent-matches", "2")
+	var players []*server
+	for i := 1; i <= 6; i++ {
+		id := fmt.Sprintf("P%02d", i)
+		players = append(players, startServer(t, id, "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id,
+			"--name", "Player "+id[1:], "--seed", "17", "--fault", "slow:30ms"))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if done, _ := status(t, mgr.endpoint)["matches_completed"].(float64); done >= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the league did not get going:\n%s", mgr.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ref.kill(t)
+	players[2].kill(t)
+	ref2 := startServer(t, "REF01 (restarted)", "serve-referee", "--port", portOf(ref.endpoint), "--manager", mgr.endpoint,
+		"--id", "REF01", "--seed", "17", "--max-concurrent-matches", "2")
+	p3 := startServer(t, "P03 (restarted)", "serve-player", "--port", portOf(players[2].endpoint), "--manager", mgr.endpoint,
+		"--id", "P03", "--name", "Player 03", "--seed", "17")
+	out, errs, code := runCLI(t, "start", "--manager", mgr.endpoint, "--wait", "--output", "json")
+	if code != 0 {
+		t.Fatalf("start --wait: %s\n%s", errs, mgr.stderr)
+	}
+	got := decode(t, out)
+	is.Equal(got.TotalMatches, 15)
+	for _, r := range got.FinalStandings {
+		is.Equal(r.Played, 5) // every match of every player counted, once
+	}
+	is.Equal(strings.Count(mgr.stderr.String(), "agent registered again after a restart of its own"), 2)
+	is.Equal(status(t, ref2.endpoint)["state"], "LEAGUE_COMPLETED")
+	is.Equal(status(t, p3.endpoint)["state"], "LEAGUE_COMPLETED") // told, with its new token
+}
+
 // TestStrangerCannotEndALeagueBeforeItStarts: our manager tells its
 // agents at registration that it signs its messages, so a LEAGUE_COMPLETED
 // without their token is refused from then on, before the league has sent

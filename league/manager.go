@@ -118,6 +118,9 @@ type agent struct {
 	registeredAt time.Time
 	// mark is the inMatchOrder call that last took the agent; under mu.
 	mark uint64
+	// restarted is closed when the agent registers again after a restart
+	// of its own (rejoin), and replaced; under mu.
+	restarted chan struct{}
 }
 
 // setToken sets the token to send a, and its encoding for broadcasts.
@@ -368,6 +371,13 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	if !contains(games, protocol.GameEvenOdd) {
 		return nil, "", "this league plays even_odd, which game_types does not list", nil
 	}
+	if a := m.rejoining(role, env, endpoint); a != nil && m.restarted(ctx, a) {
+		token, err := m.rejoin(ctx, a)
+		if err != nil {
+			return nil, "", "", err
+		}
+		return a, token, "", nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if role == protocol.RolePlayer && m.state != StateRegistration {
@@ -398,7 +408,7 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 		return nil, "", "", err
 	}
 	a = &agent{id: id, name: name, endpoint: endpoint, role: role, tokenHash: sha256.Sum256([]byte(token)),
-		nonce: nonce, capacity: capacity, registeredAt: m.clock()}
+		nonce: nonce, capacity: capacity, registeredAt: m.clock(), restarted: make(chan struct{})}
 	a.setToken(token)
 	if a.name == "" {
 		a.name = id
@@ -419,6 +429,74 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	}
 	m.maybeStartLocked(ctx, false)
 	return a, token, "", nil
+}
+
+// rejoining is the agent a registration may be of, registering again
+// after a restart of its own (its token is lost with its memory): one of
+// the same role at the same contact_endpoint, whose id the registration
+// asks for or asks for none. Whether it restarted is for restarted to say.
+func (m *Manager) rejoining(role protocol.Role, env protocol.Envelope, endpoint string) *agent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	id, taken := m.endpoints[endpoint]
+	if !taken {
+		return nil
+	}
+	a := m.agents[id]
+	if want := requestedID(env.Sender); a.role != role || (want != "" && want != id) {
+		return nil
+	}
+	return a
+}
+
+// restartedTimeout bounds the question restarted asks.
+const restartedTimeout = 2 * time.Second
+
+// restarted reports whether the agent at a's endpoint has restarted: it
+// answers get_registration_status (as this implementation's agents do)
+// that it is not registered. One registering again is: it is the one
+// asking. One that answers it is registered, answers otherwise, or does
+// not answer is not, and its registration is refused as before (E017):
+// whoever knows an agent's endpoint and id cannot take its place while
+// it runs.
+func (m *Manager) restarted(ctx context.Context, a *agent) bool {
+	ctx, cancel := context.WithTimeout(ctx, min(restartedTimeout, m.opts.CallTimeout))
+	defer cancel()
+	var st struct {
+		Registered *bool `json:"registered"`
+	}
+	err := m.caller.Call(ctx, a.endpoint, protocol.MethodGetRegistrationStatus, map[string]any{"protocol": protocol.Version}, &st)
+	return err == nil && st.Registered != nil && !*st.Registered
+}
+
+// rejoin gives a, registering again after a restart of its own, a new
+// token in place of the one it lost, recorded before it is answered; the
+// old one is worth nothing from then on. A referee's matches in flight
+// are lost with its memory: they are handed out again at once
+// (agent.restarted), not after the match timeout.
+func (m *Manager) rejoin(ctx context.Context, a *agent) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.endpoints[a.endpoint] != a.id {
+		return "", protocol.Errorf(protocol.ErrDuplicateRegistration, "contact_endpoint %s changed hands meanwhile", protocol.Clip(a.endpoint))
+	}
+	token, nonce, err := m.newToken(a.role, a.id)
+	if err != nil {
+		return "", err
+	}
+	hash := sha256.Sum256([]byte(token))
+	if err := m.persist(ctx, "registration", func(ctx context.Context, s Store) error {
+		return s.SaveToken(ctx, a.id, hash, nonce)
+	}); err != nil {
+		return "", err
+	}
+	a.tokenHash, a.nonce = hash, nonce
+	a.setToken(token)
+	close(a.restarted)
+	a.restarted = make(chan struct{})
+	m.log.LogAttrs(ctx, slog.LevelWarn, "agent registered again after a restart of its own",
+		slog.String("agent_id", string(a.role)+":"+a.id), slog.String("endpoint", a.endpoint))
+	return token, nil
 }
 
 func (m *Manager) nextIDLocked(role protocol.Role) string {
@@ -494,13 +572,17 @@ func (m *Manager) verify(env *protocol.Envelope) (*agent, error) {
 	}
 	m.mu.Lock()
 	a := m.agents[s.ID]
+	var want [sha256.Size]byte
+	if a != nil {
+		want = a.tokenHash // replaced when the agent registers again (rejoin)
+	}
 	m.mu.Unlock()
 	if a == nil || a.role != s.Role {
 		return nil, &protocol.Error{Code: protocol.ErrAgentNotRegistered,
 			Detail: fmt.Sprintf("%s is not registered in league %s", s, m.opts.LeagueID)}
 	}
 	h := sha256.Sum256([]byte(env.AuthToken))
-	if subtle.ConstantTimeCompare(h[:], a.tokenHash[:]) != 1 {
+	if subtle.ConstantTimeCompare(h[:], want[:]) != 1 {
 		return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token does not belong to %s", s)
 	}
 	return a, nil

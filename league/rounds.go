@@ -321,6 +321,8 @@ func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.S
 		m.mu.Lock()
 		mt.state, mt.referee = "RUNNING", ref.id
 		mt.assign(ref.id)
+		// A referee that registers again has restarted, and lost the match.
+		gone := ref.restarted
 		m.mu.Unlock()
 
 		// The match timeout from now (and within ctx): for the START_MATCH
@@ -331,6 +333,9 @@ func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.S
 		lost := false
 		select {
 		case <-done:
+		case <-gone:
+			lost = true
+			m.restartedLog(ctx, mt, ref)
 		case err := <-callErr:
 			if err != nil {
 				lost = true
@@ -340,6 +345,9 @@ func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.S
 			}
 			select {
 			case <-done:
+			case <-gone:
+				lost = true
+				m.restartedLog(ctx, mt, ref)
 			case <-within.Done():
 				if ctx.Err() != nil {
 					break // stopped, not timed out
@@ -365,6 +373,11 @@ func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.S
 			return
 		}
 	}
+}
+
+func (m *Manager) restartedLog(ctx context.Context, mt *match, ref *agent) {
+	m.log.LogAttrs(ctx, slog.LevelWarn, "referee restarted, handing its match out again",
+		slog.String("match_id", mt.MatchID), slog.String("referee_id", ref.id))
 }
 
 // wait waits d before another attempt at mt, and reports false when there

@@ -469,6 +469,25 @@ func (s *Store) SaveAgent(ctx context.Context, a league.AgentRecord) error {
 		hex.EncodeToString(a.TokenHash[:]), nonce, a.Capacity, ts(a.RegisteredAt))
 }
 
+// SaveToken implements league.Store.
+func (s *Store) SaveToken(ctx context.Context, id string, hash [32]byte, nonce []byte) error {
+	var n sql.NullString
+	if nonce != nil {
+		n = sql.NullString{String: hex.EncodeToString(nonce), Valid: true}
+	}
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE agents SET token_sha256 = ?, token_nonce = ? WHERE id = ?`,
+			hex.EncodeToString(hash[:]), n, id)
+		if err != nil {
+			return err
+		}
+		if k, err := res.RowsAffected(); err != nil || k != 1 {
+			return fmt.Errorf("agent %s: not registered (%d rows, %v)", id, k, err)
+		}
+		return nil
+	})
+}
+
 // SaveSchedule implements league.Store.
 func (s *Store) SaveSchedule(ctx context.Context, startedAt time.Time, rounds [][]league.Pairing) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
