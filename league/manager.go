@@ -121,6 +121,10 @@ type agent struct {
 	// restarted is closed when the agent registers again after a restart
 	// of its own (rejoin), and replaced; under mu.
 	restarted chan struct{}
+	// instance is the proof of the instance secret the agent's token was
+	// given to (protocol.InstanceProof), "" when none was sent or the
+	// manager has restarted since; under mu.
+	instance string
 }
 
 // setToken sets the token to send a, and its encoding for broadcasts.
@@ -311,7 +315,7 @@ func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (
 	}
 	meta := req.RefereeMeta
 	a, token, rejected, err := m.register(ctx, protocol.RoleReferee, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
-		meta.GameTypes, meta.MaxConcurrentMatches)
+		meta.GameTypes, meta.MaxConcurrentMatches, req.InstanceSecret)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +337,7 @@ func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (a
 	req := r.Msg.(*protocol.LeagueRegisterRequest)
 	meta := req.PlayerMeta
 	a, token, rejected, err := m.register(ctx, protocol.RolePlayer, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
-		meta.GameTypes, 0)
+		meta.GameTypes, 0, req.InstanceSecret)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +366,8 @@ func (m *Manager) alwaysSigns() bool { return m.opts.Store == nil || m.opts.Toke
 // fix (another league, an id or endpoint already registered) and rejects
 // with a reason what it cannot (registration closed, no even_odd, the
 // league full).
-func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol.Envelope, name, endpoint string, games []string, capacity int) (a *agent, token, rejected string, err error) {
+func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol.Envelope, name, endpoint string, games []string,
+	capacity int, secret string) (a *agent, token, rejected string, err error) {
 	if env.LeagueID != "" && env.LeagueID != m.opts.LeagueID {
 		return nil, "", "", &protocol.Error{Code: protocol.ErrLeagueNotFound,
 			Detail:  fmt.Sprintf("this manager runs league %q, not %q", m.opts.LeagueID, protocol.Clip(env.LeagueID)),
@@ -371,8 +376,9 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	if !contains(games, protocol.GameEvenOdd) {
 		return nil, "", "this league plays even_odd, which game_types does not list", nil
 	}
-	if a := m.rejoining(role, env, endpoint); a != nil && m.restarted(ctx, a) {
-		token, err := m.rejoin(ctx, a)
+	proof := protocol.InstanceProof(secret)
+	if a := m.rejoining(role, env, endpoint); a != nil && proof != "" && m.restarted(ctx, a, proof) {
+		token, err := m.rejoin(ctx, a, proof)
 		if err != nil {
 			return nil, "", "", err
 		}
@@ -408,7 +414,7 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 		return nil, "", "", err
 	}
 	a = &agent{id: id, name: name, endpoint: endpoint, role: role, tokenHash: sha256.Sum256([]byte(token)),
-		nonce: nonce, capacity: capacity, registeredAt: m.clock(), restarted: make(chan struct{})}
+		nonce: nonce, capacity: capacity, registeredAt: m.clock(), restarted: make(chan struct{}), instance: proof}
 	a.setToken(token)
 	if a.name == "" {
 		a.name = id
@@ -439,8 +445,8 @@ func (m *Manager) rejoining(role protocol.Role, env protocol.Envelope, endpoint 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	id, taken := m.endpoints[endpoint]
-	if !taken {
-		return nil
+	if !taken || m.state == StateCompleted {
+		return nil // a completed league has nothing more to tell anyone
 	}
 	a := m.agents[id]
 	if want := requestedID(env.Sender); a.role != role || (want != "" && want != id) {
@@ -452,33 +458,41 @@ func (m *Manager) rejoining(role protocol.Role, env protocol.Envelope, endpoint 
 // restartedTimeout bounds the question restarted asks.
 const restartedTimeout = 2 * time.Second
 
-// restarted reports whether the agent at a's endpoint has restarted: it
-// answers get_registration_status (as this implementation's agents do)
-// that it is not registered. One registering again is: it is the one
-// asking. One that answers it is registered, answers otherwise, or does
-// not answer is not, and its registration is refused as before (E017):
-// whoever knows an agent's endpoint and id cannot take its place while
-// it runs.
-func (m *Manager) restarted(ctx context.Context, a *agent) bool {
+// restarted reports whether the registration that carries the instance
+// secret whose proof is proof is a's, and a has restarted, or is a's own
+// again: the agent at a's endpoint answers get_registration_status (as
+// this implementation's agents do) with that proof, which no one but the
+// holder of the secret can match, and says it is not registered (it is
+// waiting for this answer) or is (its first answer was lost, or it asked
+// twice at once: rejoin gives it the token it has). An endpoint that
+// shows another proof, or none, or does not answer, is not a's restarted,
+// and the registration is refused as before (E017): whoever learns an
+// agent's endpoint and id cannot take its place.
+func (m *Manager) restarted(ctx context.Context, a *agent, proof string) bool {
 	ctx, cancel := context.WithTimeout(ctx, min(restartedTimeout, m.opts.CallTimeout))
 	defer cancel()
 	var st struct {
-		Registered *bool `json:"registered"`
+		Instance string `json:"instance"`
 	}
 	err := m.caller.Call(ctx, a.endpoint, protocol.MethodGetRegistrationStatus, map[string]any{"protocol": protocol.Version}, &st)
-	return err == nil && st.Registered != nil && !*st.Registered
+	return err == nil && subtle.ConstantTimeCompare([]byte(st.Instance), []byte(proof)) == 1
 }
 
-// rejoin gives a, registering again after a restart of its own, a new
-// token in place of the one it lost, recorded before it is answered; the
-// old one is worth nothing from then on. A referee's matches in flight
-// are lost with its memory: they are handed out again at once
-// (agent.restarted), not after the match timeout.
-func (m *Manager) rejoin(ctx context.Context, a *agent) (string, error) {
+// rejoin gives a, whose instance (proof) registers again, its token: the
+// one it was given already if this instance was (an answer it did not
+// get, or two attempts at once), else a new one in place of the one it
+// lost with a restart, recorded before it is answered; the old one is
+// worth nothing from then on. A referee's matches in flight are lost
+// with its memory: they are handed out again at once (agent.restarted),
+// not after the match timeout.
+func (m *Manager) rejoin(ctx context.Context, a *agent, proof string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.endpoints[a.endpoint] != a.id {
 		return "", protocol.Errorf(protocol.ErrDuplicateRegistration, "contact_endpoint %s changed hands meanwhile", protocol.Clip(a.endpoint))
+	}
+	if a.instance == proof && a.token != "" {
+		return a.token, nil
 	}
 	token, nonce, err := m.newToken(a.role, a.id)
 	if err != nil {
@@ -490,7 +504,7 @@ func (m *Manager) rejoin(ctx context.Context, a *agent) (string, error) {
 	}); err != nil {
 		return "", err
 	}
-	a.tokenHash, a.nonce = hash, nonce
+	a.tokenHash, a.nonce, a.instance = hash, nonce, proof
 	a.setToken(token)
 	close(a.restarted)
 	a.restarted = make(chan struct{})

@@ -3,8 +3,9 @@ package league_test
 import (
 	"context"
 	"path/filepath"
-	"sync/atomic"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -14,92 +15,221 @@ import (
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
-// statusAgent serves get_registration_status as this implementation's
-// agents do, saying registered as long as registered is set.
-func statusAgent(t *testing.T, n *transporttest.Net, name string, registered *atomic.Bool) string {
-	t.Helper()
-	mux := transport.NewMux(nil)
-	mux.HandleFunc(protocol.MethodGetRegistrationStatus, func(context.Context, *transport.Request) (any, error) {
-		return map[string]any{"registered": registered.Load()}, nil
-	})
-	return n.Serve(t, name, mux)
+// restartable is an agent's endpoint that answers get_registration_status
+// as this implementation's agents do, with the proof of the instance
+// secret of whoever runs there now, and takes START_MATCH as a referee
+// that checks the token it was given.
+type restartable struct {
+	mu     sync.Mutex
+	secret string // of the instance running there
+	token  string // what it was given
+	starts chan *protocol.StartMatch
 }
 
-// TestRejoin: an agent that registers again at its own endpoint, asking
-// for its own id or none, after a restart of its own (its endpoint says it
-// is not registered) keeps its id and gets a new token, recorded before
-// the answer, which a restarted manager knows; its old token is worth
-// nothing from then on. A player may do so in a running league. While the
-// agent at the endpoint says it is registered, or says nothing (an
-// endpoint of another implementation, or nobody there), it is E017 as
-// before: no one takes the place of an agent that runs.
+func serveRestartable(t *testing.T, n *transporttest.Net, name, secret string) (*restartable, string) {
+	t.Helper()
+	r := &restartable{secret: secret, starts: make(chan *protocol.StartMatch, 16)}
+	mux := transport.NewMux(nil)
+	mux.HandleFunc(protocol.MethodGetRegistrationStatus, func(context.Context, *transport.Request) (any, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return map[string]any{"registered": r.token != "", "instance": protocol.InstanceProof(r.secret)}, nil
+	})
+	mux.HandleFunc(string(protocol.TypeStartMatch), func(_ context.Context, req *transport.Request) (any, error) {
+		r.mu.Lock()
+		token := r.token
+		r.mu.Unlock()
+		if req.Env.AuthToken != token {
+			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not the one this referee was given")
+		}
+		sm := req.Msg.(*protocol.StartMatch)
+		r.starts <- sm
+		return &protocol.StartMatchAck{Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeStartMatchAck,
+			Sender: "referee:REF01", Timestamp: ts, ConversationID: sm.ConversationID, AuthToken: token},
+			MatchID: sm.MatchID, Status: protocol.StatusAccepted}, nil
+	})
+	return r, n.Serve(t, name, mux)
+}
+
+// restart is a new instance at the endpoint: its memory (its token) gone.
+func (r *restartable) restart(secret string) {
+	r.mu.Lock()
+	r.secret, r.token = secret, ""
+	r.mu.Unlock()
+}
+
+func (r *restartable) given(token string) {
+	r.mu.Lock()
+	r.token = token
+	r.mu.Unlock()
+}
+
+func registerPlayerWith(h *harness, sender, endpoint, secret string) (*protocol.LeagueRegisterResponse, error) {
+	req := &protocol.LeagueRegisterRequest{
+		Envelope:       envelope(protocol.TypeLeagueRegisterRequest, sender, ""),
+		PlayerMeta:     &protocol.PlayerMeta{DisplayName: "Player", Version: "1.0.0", GameTypes: []string{protocol.GameEvenOdd}, ContactEndpoint: endpoint},
+		InstanceSecret: secret,
+	}
+	var resp protocol.LeagueRegisterResponse
+	if err := h.call(protocol.MethodRegisterPlayer, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+func registerRefereeWith(h *harness, sender, endpoint, secret string) (*protocol.RefereeRegisterResponse, error) {
+	req := &protocol.RefereeRegisterRequest{
+		Envelope:       envelope(protocol.TypeRefereeRegisterRequest, sender, ""),
+		RefereeMeta:    &protocol.RefereeMeta{DisplayName: "Referee", Version: "1.0.0", GameTypes: []string{protocol.GameEvenOdd}, ContactEndpoint: endpoint, MaxConcurrentMatches: 1},
+		InstanceSecret: secret,
+	}
+	var resp protocol.RefereeRegisterResponse
+	if err := h.call(protocol.MethodRegisterReferee, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// TestRejoin: an agent registers again at its endpoint as itself only with
+// the instance secret whose proof the endpoint shows. The same instance
+// again (an answer it did not get, or two attempts at once) gets the token
+// it has; a new instance there (a restart) gets its id back with a new
+// token, recorded before the answer, which a restarted manager knows, in a
+// running league too; its old token is worth nothing. Anyone else (no
+// secret, another secret, another id or role at the endpoint, an endpoint
+// that shows no proof or is not there) is refused with E017, as before.
 func TestRejoin(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		path := filepath.Join(t.TempDir(), "league.db")
 		s := openStore(t, path)
 		h := newHarness(t, n, league.Options{Store: s})
-		var p1Up, refUp atomic.Bool
-		p1 := statusAgent(t, n, "p1", &p1Up)
-		ref := statusAgent(t, n, "ref", &refUp)
-		first, err := h.registerPlayer("player:P01", p1)
+		p1, p1ep := serveRestartable(t, n, "p1", "secret-1")
+		first, err := registerPlayerWith(h, "player:P01", p1ep, "secret-1")
 		is.NoErr(err)
+		p1.given(first.AuthToken)
 		_, err = h.registerPlayer("player:P02", endpoint("p2"))
 		is.NoErr(err)
-		r1, err := h.registerReferee("referee:REF01", ref, 1)
+		_, err = h.registerReferee("referee:REF01", endpoint("ref"), 1)
 		is.NoErr(err)
-		p1Up.Store(true)
-		refUp.Store(true)
 
-		// Running, and saying so: E017, as before.
-		_, err = h.registerPlayer("player:P01", p1)
-		code, _ := codes(err)
-		is.Equal(code, protocol.ErrDuplicateRegistration)
-		_, err = h.registerPlayer("player:pending", endpoint("p2")) // nobody there to ask
-		code, _ = codes(err)
-		is.Equal(code, protocol.ErrDuplicateRegistration)
-		_, err = h.registerReferee("referee:REF01", ref, 1)
-		code, _ = codes(err)
-		is.Equal(code, protocol.ErrDuplicateRegistration)
-		p1Up.Store(false)
-		_, err = h.registerPlayer("player:P02", p1) // another's id at its endpoint, restarted or not
-		code, _ = codes(err)
-		is.Equal(code, protocol.ErrDuplicateRegistration)
-		_, err = h.registerReferee("referee:pending", p1, 1) // another role
-		code, _ = codes(err)
-		is.Equal(code, protocol.ErrDuplicateRegistration)
-		p1Up.Store(true)
+		again, err := registerPlayerWith(h, "player:P01", p1ep, "secret-1")
+		is.NoErr(err)
+		is.Equal(again.PlayerID, "P01")
+		is.Equal(again.AuthToken, first.AuthToken) // the same instance: the token it has
+		for _, stranger := range []func() error{
+			func() error { _, err := h.registerPlayer("player:P01", p1ep); return err },                  // no secret
+			func() error { _, err := registerPlayerWith(h, "player:P01", p1ep, "guessed"); return err },  // another secret
+			func() error { _, err := registerPlayerWith(h, "player:P02", p1ep, "secret-1"); return err }, // another id
+			func() error { _, err := registerRefereeWith(h, "referee:pending", p1ep, "secret-1"); return err },
+			func() error { _, err := registerPlayerWith(h, "player:pending", endpoint("p2"), "x"); return err }, // nobody there
+		} {
+			code, _ := codes(stranger())
+			is.Equal(code, protocol.ErrDuplicateRegistration)
+		}
 		is.NoErr(h.mgr.Start(context.Background()))
 
-		// Restarted: P01 registers again, in a running league.
-		p1Up.Store(false)
-		again, err := h.registerPlayer("player:P01", p1)
+		p1.restart("secret-2") // in a running league
+		gone, err := registerPlayerWith(h, "player:P01", p1ep, "secret-1")
 		is.NoErr(err)
-		is.Equal(again.Status, protocol.StatusAccepted)
-		is.Equal(again.PlayerID, "P01")             // its own id
-		is.True(again.AuthToken != first.AuthToken) // a new token
-		is.True(again.SignsMessages)
+		is.Equal(gone.Status, protocol.StatusRejected) // the instance that is gone: its secret is worth nothing
+		is.Equal(gone.AuthToken, "")                   // (registration is closed to anyone else)
+		rejoined, err := registerPlayerWith(h, "player:pending", p1ep, "secret-2")
+		is.NoErr(err)
+		is.Equal(rejoined.Status, protocol.StatusAccepted)
+		is.Equal(rejoined.PlayerID, "P01")             // its own id
+		is.True(rejoined.AuthToken != first.AuthToken) // a new token
+		twice, err := registerPlayerWith(h, "player:P01", p1ep, "secret-2")
+		is.NoErr(err)
+		is.Equal(twice.AuthToken, rejoined.AuthToken) // asked twice: one token
 		_, err = query[scheduleData](h, protocol.MethodLeagueQuery, "player:P01", first.AuthToken, protocol.QuerySchedule, "")
-		code, _ = codes(err)
+		code, _ := codes(err)
 		is.Equal(code, protocol.ErrAuthTokenInvalid) // the old one is worth nothing
-		is.True(mustQuery[scheduleData](h, "player:P01", again.AuthToken, protocol.QuerySchedule, "").Success)
-
-		refUp.Store(false)
-		r2, err := h.registerReferee("referee:pending", ref, 1) // no id asked for: its own
-		is.NoErr(err)
-		is.Equal(r2.RefereeID, "REF01")
-		is.True(r2.AuthToken != r1.AuthToken)
+		is.True(mustQuery[scheduleData](h, "player:P01", rejoined.AuthToken, protocol.QuerySchedule, "").Success)
 		is.Equal(h.status().Players, 2) // nobody new
-		is.Equal(h.status().Referees, 1)
 
-		// A manager restarted on the store knows the new tokens.
+		// A manager restarted on the store knows the new token.
 		h.stop()
 		is.NoErr(s.Close())
 		h2 := newHarnessAt(t, n, "league_manager-restarted", league.Options{Store: openStore(t, path)})
 		defer h2.stop()
-		is.True(mustQuery[scheduleData](h2, "player:P01", again.AuthToken, protocol.QuerySchedule, "").Success)
+		is.True(mustQuery[scheduleData](h2, "player:P01", rejoined.AuthToken, protocol.QuerySchedule, "").Success)
 		_, err = query[scheduleData](h2, protocol.MethodLeagueQuery, "player:P01", first.AuthToken, protocol.QuerySchedule, "")
 		code, _ = codes(err)
 		is.Equal(code, protocol.ErrAuthTokenInvalid)
+	})
+}
+
+// TestRejoinRefereeMatchInFlight: a referee that restarts while it holds
+// a match registers again, and the match is handed to it again at once,
+// signed with its new token, not after the match timeout; its report
+// counts once.
+func TestRejoinRefereeMatchInFlight(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ref, ep := serveRestartable(t, n, "ref", "ref-secret-1")
+		// A match timeout longer than the harness waits for anything.
+		h := newHarness(t, n, league.Options{MatchTimeout: time.Minute})
+		defer h.stop()
+		next := func() *protocol.StartMatch {
+			t.Helper()
+			select {
+			case sm := <-ref.starts:
+				return sm
+			case <-h.ctx.Done():
+				t.Fatal("no START_MATCH")
+				return nil
+			}
+		}
+		h.player("P01")
+		h.player("P02")
+		r1, err := registerRefereeWith(h, "referee:REF01", ep, "ref-secret-1")
+		is.NoErr(err)
+		ref.given(r1.AuthToken)
+		h.play()
+		sm := next() // in flight with REF01
+
+		ref.restart("ref-secret-2")
+		r2, err := registerRefereeWith(h, "referee:REF01", ep, "ref-secret-2")
+		is.NoErr(err)
+		is.Equal(r2.RefereeID, "REF01")
+		ref.given(r2.AuthToken)
+		again := next() // handed out again, well within the match timeout
+		is.Equal(again.MatchID, sm.MatchID)
+		is.Equal(again.AuthToken, r2.AuthToken)
+
+		f := &fakeReferee{h: h, id: "REF01"}
+		_, err = f.reportAs("REF01", r1.AuthToken, again.RoundID, again.MatchID, resultOf("A", again.PlayerA(), again.PlayerB()))
+		code, _ := codes(err)
+		is.Equal(code, protocol.ErrAuthTokenInvalid) // the lost instance's token is worth nothing
+		ack, err := f.reportAs("REF01", r2.AuthToken, again.RoundID, again.MatchID, resultOf("A", again.PlayerA(), again.PlayerB()))
+		is.NoErr(err)
+		is.Equal(ack.Status, protocol.StatusAccepted)
+		lc := h.wait()
+		is.Equal(lc.TotalMatches, 1)
+		is.Equal(h.status().MatchesPlayed, 1) // counted once
+	})
+}
+
+// TestNoRejoinOnceCompleted: a completed league has nothing more to tell
+// an agent that restarts: its registration is not taken.
+func TestNoRejoinOnceCompleted(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{})
+		defer h.stop()
+		p1, ep := serveRestartable(t, n, "p1", "secret-1")
+		first, err := registerPlayerWith(h, "player:P01", ep, "secret-1")
+		is.NoErr(err)
+		p1.given(first.AuthToken)
+		h.player("P02")
+		h.referee("REF01", 1, modeReport, nil)
+		h.play()
+		h.wait()
+		p1.restart("secret-2")
+		resp, err := registerPlayerWith(h, "player:P01", ep, "secret-2")
+		is.NoErr(err)
+		is.Equal(resp.Status, protocol.StatusRejected)
+		is.Equal(resp.AuthToken, "")
 	})
 }

@@ -321,15 +321,16 @@ func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.S
 		m.mu.Lock()
 		mt.state, mt.referee = "RUNNING", ref.id
 		mt.assign(ref.id)
-		// A referee that registers again has restarted, and lost the match.
-		gone := ref.restarted
+		// A referee that registers again has restarted, and lost the match;
+		// the match goes to the one that had this token.
+		gone, token := ref.restarted, ref.token
 		m.mu.Unlock()
 
 		// The match timeout from now (and within ctx): for the START_MATCH
 		// call, and for the result.
 		within := matchTime.Get()
 		callErr := make(chan error, 1)
-		m.pool.Go(func() { callErr <- m.startMatch(within, ref, mt) })
+		m.pool.Go(func() { callErr <- m.startMatch(within, ref, token, mt) })
 		lost := false
 		select {
 		case <-done:
@@ -400,13 +401,13 @@ func (m *Manager) wait(ctx context.Context, mt *match, d time.Duration) bool {
 // startMatch sends START_MATCH within ctx, the match timeout. A referee of
 // another implementation may answer only when the match is over; the
 // caller does not wait for that.
-func (m *Manager) startMatch(ctx context.Context, ref *agent, mt *match) error {
+func (m *Manager) startMatch(ctx context.Context, ref *agent, token string, mt *match) error {
 	m.mu.Lock()
 	a, b := m.agents[mt.A], m.agents[mt.B]
 	m.mu.Unlock()
 	seed := rng.Derive(m.opts.Seed, "match", mt.MatchID)
 	sm := &protocol.StartMatch{
-		Envelope:        m.envelope(protocol.TypeStartMatch, m.conversation(mt), m.tokenFor(ref)),
+		Envelope:        m.envelope(protocol.TypeStartMatch, m.conversation(mt), token),
 		MatchID:         mt.MatchID,
 		RoundID:         mt.Round,
 		GameType:        protocol.GameEvenOdd,

@@ -55,6 +55,11 @@ type Options struct {
 	// sent, shared with the other agents and the clients of the process
 	// (protocol.Words, transport.WithWords); nil allocates each.
 	Words *protocol.Words
+	// InstanceSecret is the secret the player registers with, and shows
+	// the proof of in get_registration_status (protocol.InstanceProof),
+	// so that, restarted, it can register again as itself: drawn at New
+	// when empty.
+	InstanceSecret string
 	// OnRegistering, when set, is called once, as the first registration
 	// request goes out: before the manager knows the player, so before
 	// anything can call it. cmd uses it to close the endpoint of a
@@ -152,6 +157,9 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Player {
 	if opts.DisplayName == "" {
 		opts.DisplayName = opts.RequestedID
 	}
+	if opts.InstanceSecret == "" {
+		opts.InstanceSecret = protocol.NewInstanceSecret()
+	}
 	return &Player{
 		origin: protocol.Origin{Role: protocol.RolePlayer},
 		opts:   opts, caller: caller, clock: opts.Clock,
@@ -240,6 +248,7 @@ func (p *Player) Register(ctx context.Context) error {
 			GameTypes:       []string{protocol.GameEvenOdd},
 			ContactEndpoint: p.opts.Endpoint,
 		},
+		InstanceSecret: p.opts.InstanceSecret,
 	}
 	if p.opts.OnRegistering != nil {
 		p.registeringOnce.Do(p.opts.OnRegistering)
@@ -288,7 +297,11 @@ func (p *Player) Handler() *transport.Mux {
 		return p.State(), nil
 	})
 	m.HandleFunc(protocol.MethodGetRegistrationStatus, func(context.Context, *transport.Request) (any, error) {
-		return p.registration(), nil
+		st := p.registration()
+		// The proof of its instance secret: a manager asked to register it
+		// again takes the registration as its own only with the secret.
+		st["instance"] = protocol.InstanceProof(p.opts.InstanceSecret)
+		return st, nil
 	})
 	m.SetHealth(p.health)
 	return m

@@ -41,6 +41,10 @@ func ctxFor(t *testing.T) context.Context {
 }
 
 // opts are the options of player P01 with a fixed clock and tiny delays.
+// instanceProof is protocol.InstanceProof of opts' instance secret
+// (python3: hashlib.sha256(b"instance-secret-of-the-test-player").hexdigest()).
+const instanceProof = "d4a9ff86e441e2dcae5f9a371e321a407e33078dbaffbae6ad5830d3915b2135"
+
 func opts(strategy string, mods ...func(*player.Options)) player.Options {
 	s, err := player.StrategyByName(strategy)
 	if err != nil {
@@ -54,6 +58,9 @@ func opts(strategy string, mods ...func(*player.Options)) player.Options {
 		CallTimeout: 5 * time.Second,
 		Retry:       transport.Retry{MaxRetries: 3, InitialDelay: 2 * time.Millisecond, Multiplier: 2, MaxDelay: 10 * time.Millisecond},
 		Clock:       fixedClock,
+		// InstanceSecret is fixed: its proof is in get_registration_status
+		// (instanceProof).
+		InstanceSecret: "instance-secret-of-the-test-player",
 	}
 	for _, m := range mods {
 		m(&o)
@@ -222,7 +229,7 @@ func TestRegisterRequest(t *testing.T) {
 		is.Equal(requests, []string{`{"protocol":"league.v2","message_type":"LEAGUE_REGISTER_REQUEST","sender":"player:P01",` +
 			`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-register-P01","league_id":"league_test",` +
 			`"player_meta":{"display_name":"Agent Alpha","version":"1.0.0","game_types":["even_odd"],` +
-			`"contact_endpoint":"http://127.0.0.1:8101/mcp"}}`}) // the exact request
+			`"contact_endpoint":"http://127.0.0.1:8101/mcp"},"instance_secret":"instance-secret-of-the-test-player"}`}) // the exact request
 		is.Equal(p.ID(), "P01")
 		st := p.State()
 		is.Equal(st.State, player.StateRegistered)
@@ -245,7 +252,7 @@ func TestRegisterStoresAssignedID(t *testing.T) {
 		is.Equal(r.p.ID(), "P07")                                       // the assigned id
 
 		is.Equal(r.call(t, "get_registration_status", nil), fmt.Sprintf(
-			`{"manager":%q,"player_id":"P07","registered":true,"role":"player","state":"REGISTERED"}`, mgr))
+			`{"instance":%q,"manager":%q,"player_id":"P07","registered":true,"role":"player","state":"REGISTERED"}`, instanceProof, mgr))
 		is.Equal(r.call(t, "handle_game_invitation", invitation("R1M1", 1, "P02")),
 			`{"protocol":"league.v2","message_type":"GAME_JOIN_ACK","sender":"player:P07","timestamp":"2025-01-15T10:30:00Z",`+
 				`"conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"tok_player_P07_8eb61b3649e217c6d38ffa7c1428bf42","match_id":"R1M1","player_id":"P07",`+
@@ -270,7 +277,7 @@ func TestRegisterRejected(t *testing.T) {
 		is.True(!transport.IsRetryable(err)) // a refusal is final
 		is.Equal(r.p.ID(), "P01")
 		is.Equal(r.call(t, "get_registration_status", nil), fmt.Sprintf(
-			`{"manager":%q,"player_id":"P01","registered":false,"role":"player","state":"REGISTERING"}`, mgr))
+			`{"instance":%q,"manager":%q,"player_id":"P01","registered":false,"role":"player","state":"REGISTERING"}`, instanceProof, mgr))
 	})
 }
 
@@ -413,8 +420,8 @@ func TestRunStopsOnFinalError(t *testing.T) {
 		inner := strings.TrimPrefix(err.Error(), "player registration: ")
 		is.True(inner != err.Error()) // Run says what failed
 		is.Equal(r.call(t, "get_registration_status", nil), fmt.Sprintf(
-			`{"error":%q,"manager":%q,"player_id":"P01","registered":false,"role":"player","state":"REGISTRATION_FAILED"}`,
-			inner, mgr))
+			`{"error":%q,"instance":%q,"manager":%q,"player_id":"P01","registered":false,"role":"player","state":"REGISTRATION_FAILED"}`,
+			inner, instanceProof, mgr))
 	})
 }
 
@@ -1018,7 +1025,7 @@ func TestToolsAndHealth(t *testing.T) {
 		t.Run("before registration", func(t *testing.T) {
 			is := is.New(t)
 			is.Equal(r.call(t, "get_registration_status", nil), fmt.Sprintf(
-				`{"manager":%q,"player_id":"P01","registered":false,"role":"player","state":"REGISTERING"}`, mgr))
+				`{"instance":%q,"manager":%q,"player_id":"P01","registered":false,"role":"player","state":"REGISTERING"}`, instanceProof, mgr))
 			is.Equal(h.Health(), map[string]any{"manager": mgr, "player_id": "P01", "registered": false, "role": "player",
 				"state": "REGISTERING", "status": "ok", "uptime_seconds": 0})
 		})
@@ -1027,7 +1034,7 @@ func TestToolsAndHealth(t *testing.T) {
 			is.NoErr(p.Register(ctxFor(t)))
 			clock.Store(90)
 			is.Equal(r.call(t, "tools/call", map[string]any{"name": "get_registration_status"}), fmt.Sprintf(
-				`{"manager":%q,"player_id":"P01","registered":true,"role":"player","state":"REGISTERED"}`, mgr))
+				`{"instance":%q,"manager":%q,"player_id":"P01","registered":true,"role":"player","state":"REGISTERED"}`, instanceProof, mgr))
 			is.Equal(h.Health(), map[string]any{"manager": mgr, "player_id": "P01", "registered": true, "role": "player",
 				"state": "REGISTERED", "status": "ok", "uptime_seconds": 90}) // uptime by the player's clock
 			is.Equal(r.call(t, "ping", nil), `{"protocol":"league.v2","sender":"player:P01","status":"ok","timestamp":"2025-01-15T10:31:30Z"}`)

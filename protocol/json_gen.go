@@ -3980,6 +3980,12 @@ func (v *LeagueRegisterRequest) appendMembers(b []byte, start int) ([]byte, bool
 			return b, false
 		}
 	}
+	if v.InstanceSecret != "" {
+		b = member(b, start, "\"instance_secret\":")
+		if b, ok = appendString(b, string(v.InstanceSecret)); !ok {
+			return b, false
+		}
+	}
 	return b, true
 }
 
@@ -4002,7 +4008,7 @@ func (v *LeagueRegisterRequest) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
-	want := 1
+	want := 2
 	for n := 0; ; n++ {
 		f := -1
 		switch want {
@@ -4011,32 +4017,36 @@ func (v *LeagueRegisterRequest) decodeFast(s *scanner) bool {
 				s.i, f = i+14, 0
 			}
 		case 1:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
-				s.i, f = i+11, 1
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"instance_secret\":" {
+				s.i, f = i+18, 1
 			}
 		case 2:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
-				s.i, f = i+15, 2
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 2
 			}
 		case 3:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
-				s.i, f = i+9, 3
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 3
 			}
 		case 4:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
-				s.i, f = i+12, 4
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 4
 			}
 		case 5:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
-				s.i, f = i+18, 5
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 5
 			}
 		case 6:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
-				s.i, f = i+12, 6
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 6
 			}
 		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 7
+			}
+		case 8:
 			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
-				s.i, f = i+13, 7
+				s.i, f = i+13, 8
 			}
 		}
 		if f < 0 {
@@ -4047,20 +4057,22 @@ func (v *LeagueRegisterRequest) decodeFast(s *scanner) bool {
 			switch string(name) {
 			case "player_meta":
 				f = 0
-			case "protocol":
+			case "instance_secret":
 				f = 1
-			case "message_type":
+			case "protocol":
 				f = 2
-			case "sender":
+			case "message_type":
 				f = 3
-			case "timestamp":
+			case "sender":
 				f = 4
-			case "conversation_id":
+			case "timestamp":
 				f = 5
-			case "league_id":
+			case "conversation_id":
 				f = 6
-			case "auth_token":
+			case "league_id":
 				f = 7
+			case "auth_token":
+				f = 8
 			default:
 				if !other.add(name) || s.declines(name) || !s.skip() {
 					return false
@@ -4073,7 +4085,7 @@ func (v *LeagueRegisterRequest) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			want = -1
+			want = 1
 			if s.null() {
 				v.PlayerMeta = nil
 			} else if v.PlayerMeta != nil {
@@ -4089,48 +4101,55 @@ func (v *LeagueRegisterRequest) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 1
-			want = 2
-			v.Envelope.Protocol = s.string()
+			want = -1
+			v.InstanceSecret = s.string()
 		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
 			want = 3
-			v.Envelope.MessageType = MessageType(s.string())
+			v.Envelope.Protocol = s.string()
 		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
 			want = 4
-			v.Envelope.Sender = s.string()
+			v.Envelope.MessageType = MessageType(s.string())
 		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
 			want = 5
-			v.Envelope.Timestamp = s.string()
+			v.Envelope.Sender = s.string()
 		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
 			want = 6
-			v.Envelope.ConversationID = s.string()
+			v.Envelope.Timestamp = s.string()
 		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
 			want = 7
-			v.Envelope.LeagueID = s.string()
+			v.Envelope.ConversationID = s.string()
 		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
+			v.Envelope.LeagueID = s.string()
+		case 8:
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
 			want = 0
 			v.Envelope.AuthToken = s.string()
 		}
@@ -5968,6 +5987,12 @@ func (v *RefereeRegisterRequest) appendMembers(b []byte, start int) ([]byte, boo
 			return b, false
 		}
 	}
+	if v.InstanceSecret != "" {
+		b = member(b, start, "\"instance_secret\":")
+		if b, ok = appendString(b, string(v.InstanceSecret)); !ok {
+			return b, false
+		}
+	}
 	return b, true
 }
 
@@ -5990,7 +6015,7 @@ func (v *RefereeRegisterRequest) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
-	want := 1
+	want := 2
 	for n := 0; ; n++ {
 		f := -1
 		switch want {
@@ -5999,32 +6024,36 @@ func (v *RefereeRegisterRequest) decodeFast(s *scanner) bool {
 				s.i, f = i+15, 0
 			}
 		case 1:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
-				s.i, f = i+11, 1
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"instance_secret\":" {
+				s.i, f = i+18, 1
 			}
 		case 2:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
-				s.i, f = i+15, 2
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 2
 			}
 		case 3:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
-				s.i, f = i+9, 3
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 3
 			}
 		case 4:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
-				s.i, f = i+12, 4
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 4
 			}
 		case 5:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
-				s.i, f = i+18, 5
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
+				s.i, f = i+12, 5
 			}
 		case 6:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
-				s.i, f = i+12, 6
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 6
 			}
 		case 7:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 7
+			}
+		case 8:
 			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
-				s.i, f = i+13, 7
+				s.i, f = i+13, 8
 			}
 		}
 		if f < 0 {
@@ -6035,20 +6064,22 @@ func (v *RefereeRegisterRequest) decodeFast(s *scanner) bool {
 			switch string(name) {
 			case "referee_meta":
 				f = 0
-			case "protocol":
+			case "instance_secret":
 				f = 1
-			case "message_type":
+			case "protocol":
 				f = 2
-			case "sender":
+			case "message_type":
 				f = 3
-			case "timestamp":
+			case "sender":
 				f = 4
-			case "conversation_id":
+			case "timestamp":
 				f = 5
-			case "league_id":
+			case "conversation_id":
 				f = 6
-			case "auth_token":
+			case "league_id":
 				f = 7
+			case "auth_token":
+				f = 8
 			default:
 				if !other.add(name) || s.declines(name) || !s.skip() {
 					return false
@@ -6061,7 +6092,7 @@ func (v *RefereeRegisterRequest) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 0
-			want = -1
+			want = 1
 			if s.null() {
 				v.RefereeMeta = nil
 			} else if v.RefereeMeta != nil {
@@ -6077,48 +6108,55 @@ func (v *RefereeRegisterRequest) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 1
-			want = 2
-			v.Envelope.Protocol = s.string()
+			want = -1
+			v.InstanceSecret = s.string()
 		case 2:
 			if seen&(1<<2) != 0 {
 				return false
 			}
 			seen |= 1 << 2
 			want = 3
-			v.Envelope.MessageType = MessageType(s.string())
+			v.Envelope.Protocol = s.string()
 		case 3:
 			if seen&(1<<3) != 0 {
 				return false
 			}
 			seen |= 1 << 3
 			want = 4
-			v.Envelope.Sender = s.string()
+			v.Envelope.MessageType = MessageType(s.string())
 		case 4:
 			if seen&(1<<4) != 0 {
 				return false
 			}
 			seen |= 1 << 4
 			want = 5
-			v.Envelope.Timestamp = s.string()
+			v.Envelope.Sender = s.string()
 		case 5:
 			if seen&(1<<5) != 0 {
 				return false
 			}
 			seen |= 1 << 5
 			want = 6
-			v.Envelope.ConversationID = s.string()
+			v.Envelope.Timestamp = s.string()
 		case 6:
 			if seen&(1<<6) != 0 {
 				return false
 			}
 			seen |= 1 << 6
 			want = 7
-			v.Envelope.LeagueID = s.string()
+			v.Envelope.ConversationID = s.string()
 		case 7:
 			if seen&(1<<7) != 0 {
 				return false
 			}
 			seen |= 1 << 7
+			want = 8
+			v.Envelope.LeagueID = s.string()
+		case 8:
+			if seen&(1<<8) != 0 {
+				return false
+			}
+			seen |= 1 << 8
 			want = 0
 			v.Envelope.AuthToken = s.string()
 		}

@@ -25,6 +25,11 @@ type RefereeMeta struct {
 type RefereeRegisterRequest struct {
 	Envelope
 	RefereeMeta *RefereeMeta `json:"referee_meta"`
+	// InstanceSecret is this implementation's extension (absent when
+	// empty): a secret the agent drew when it started, which lets it
+	// register again after a restart of its own (InstanceProof). Other
+	// implementations ignore it.
+	InstanceSecret string `json:"instance_secret,omitzero"`
 }
 
 // Type implements Message.
@@ -61,6 +66,8 @@ type PlayerMeta struct {
 type LeagueRegisterRequest struct {
 	Envelope
 	PlayerMeta *PlayerMeta `json:"player_meta"`
+	// InstanceSecret: see RefereeRegisterRequest.
+	InstanceSecret string `json:"instance_secret,omitzero"`
 }
 
 // Type implements Message.

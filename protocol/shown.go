@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 )
@@ -23,4 +24,28 @@ func ShownToken(role Role, id, token string) string {
 	mac := hmac.New(sha256.New, []byte(token))
 	mac.Write([]byte("shown by " + string(role) + " " + id))
 	return "tok_" + string(role) + "_" + id + "_" + hex.EncodeToString(mac.Sum(nil)[:16])
+}
+
+// InstanceProof is what an agent of this implementation shows anyone of
+// the secret it drew when it started (its instance_secret, sent to its
+// manager only, in its registration): SHA-256 of it, in hex, in its
+// get_registration_status. A manager asked to register an agent again at
+// an endpoint it knows takes the registration as that agent's, restarted,
+// only if the secret it carries has the proof the endpoint shows: whoever
+// sees the proof cannot make the secret. It is "" when secret is.
+func InstanceProof(secret string) string {
+	if secret == "" {
+		return ""
+	}
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+// NewInstanceSecret draws an agent's instance secret (InstanceProof): 128
+// bits from crypto/rand, in hex. A secret, never derived from the league
+// seed.
+func NewInstanceSecret() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
+	return hex.EncodeToString(b[:])
 }

@@ -54,6 +54,8 @@ func baseOptions() referee.Options {
 		CallTimeout:   2 * time.Second,
 		Retry:         transport.Retry{InitialDelay: 5 * time.Millisecond, Multiplier: 2, MaxDelay: 20 * time.Millisecond},
 		Clock:         func() time.Time { return epoch },
+		// python3: hashlib.sha256(b"instance-secret-of-the-test-referee").hexdigest()
+		InstanceSecret: "instance-secret-of-the-test-referee",
 	}
 }
 

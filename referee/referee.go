@@ -77,6 +77,11 @@ type Options struct {
 	// given it (league.Options.RefereeToken); empty for one that admits
 	// any.
 	RegistrationToken string
+	// InstanceSecret is the secret the referee registers with, and shows
+	// the proof of in get_registration_status (protocol.InstanceProof),
+	// so that, restarted, it can register again as itself: drawn at New
+	// when empty.
+	InstanceSecret string
 }
 
 // DefaultKeepFinished is the number of finished matches a referee
@@ -162,6 +167,9 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Referee {
 	}
 	if opts.Scoring == (Scoring{}) {
 		opts.Scoring = Scoring{Win: 3, Draw: 1, Loss: 0}
+	}
+	if opts.InstanceSecret == "" {
+		opts.InstanceSecret = protocol.NewInstanceSecret()
 	}
 	return &Referee{
 		origin: protocol.Origin{Role: protocol.RoleReferee},
@@ -306,6 +314,7 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 			ContactEndpoint:      r.opts.Endpoint,
 			MaxConcurrentMatches: r.opts.MaxConcurrent,
 		},
+		InstanceSecret: r.opts.InstanceSecret,
 	}
 	var resp protocol.RefereeRegisterResponse
 	if err := r.caller.Call(ctx, endpoint, protocol.MethodRegisterReferee, req, &resp); err != nil {
@@ -396,7 +405,11 @@ func (r *Referee) Handler() *transport.Mux {
 	m.HandleFunc(protocol.MethodGetMatchState, r.onGetMatchState)
 	m.HandleFunc(MethodManualRegister, r.onManualRegister)
 	m.HandleFunc(protocol.MethodGetRegistrationStatus, func(context.Context, *transport.Request) (any, error) {
-		return r.registration(), nil
+		st := r.registration()
+		// The proof of its instance secret: a manager asked to register it
+		// again takes the registration as its own only with the secret.
+		st["instance"] = protocol.InstanceProof(r.opts.InstanceSecret)
+		return st, nil
 	})
 	m.SetHealth(r.health)
 	return m

@@ -33,7 +33,8 @@ func TestRegistration(t *testing.T) {
 		var status map[string]any
 		is.NoErr(h.client.Call(context.Background(), h.refEP, protocol.MethodGetRegistrationStatus, nil, &status))
 		is.Equal(status, map[string]any{"role": "referee", "referee_id": assignedID, "state": referee.StateRegistered,
-			"registered": true, "manager": h.mgrEP}) // registration status
+			"registered": true, "manager": h.mgrEP,
+			"instance": "61763af703ddad2641d698d91939e13b05184db4ffb0c054b9768e8032dd9a5b"}) // registration status, with the proof of its instance secret
 
 		// The id and token are those on later messages.
 		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
