@@ -459,28 +459,31 @@ func (m *Manager) rejoining(role protocol.Role, env protocol.Envelope, endpoint 
 const restartedTimeout = 2 * time.Second
 
 // restarted reports whether the registration that carries the instance
-// secret whose proof is proof is a's, and a has restarted, or is a's own
-// again: the agent at a's endpoint answers get_registration_status (as
-// this implementation's agents do) with that proof, which no one but the
-// holder of the secret can match, and says it is not registered (it is
-// waiting for this answer) or is (its first answer was lost, or it asked
-// twice at once: rejoin gives it the token it has). An endpoint that
-// shows another proof, or none, or does not answer, is not a's restarted,
-// and the registration is refused as before (E017): whoever learns an
-// agent's endpoint and id cannot take its place.
+// secret whose proof is proof is a's, restarted or asking again: the agent
+// at a's endpoint answers get_registration_status (as this
+// implementation's agents do) with that proof, which no one but the holder
+// of the secret can match, and says it is not registered (it is waiting
+// for this answer; rejoin gives it the token it was given if its first
+// answer was lost). An endpoint that shows another proof, or none, or
+// says it is registered (a registration replayed, or sent by another
+// manager the secret was shown to, while the agent runs), or does not
+// answer, is refused as before (E017): no one but the agent, while it
+// registers, can take its place.
 func (m *Manager) restarted(ctx context.Context, a *agent, proof string) bool {
 	ctx, cancel := context.WithTimeout(ctx, min(restartedTimeout, m.opts.CallTimeout))
 	defer cancel()
 	var st struct {
-		Instance string `json:"instance"`
+		Registered *bool  `json:"registered"`
+		Instance   string `json:"instance"`
 	}
 	err := m.caller.Call(ctx, a.endpoint, protocol.MethodGetRegistrationStatus, map[string]any{"protocol": protocol.Version}, &st)
-	return err == nil && subtle.ConstantTimeCompare([]byte(st.Instance), []byte(proof)) == 1
+	return err == nil && st.Registered != nil && !*st.Registered &&
+		subtle.ConstantTimeCompare([]byte(st.Instance), []byte(proof)) == 1
 }
 
 // rejoin gives a, whose instance (proof) registers again, its token: the
 // one it was given already if this instance was (an answer it did not
-// get, or two attempts at once), else a new one in place of the one it
+// get), else a new one in place of the one it
 // lost with a restart, recorded before it is answered; the old one is
 // worth nothing from then on. A referee's matches in flight are lost
 // with its memory: they are handed out again at once (agent.restarted),
@@ -490,6 +493,9 @@ func (m *Manager) rejoin(ctx context.Context, a *agent, proof string) (string, e
 	defer m.mu.Unlock()
 	if m.endpoints[a.endpoint] != a.id {
 		return "", protocol.Errorf(protocol.ErrDuplicateRegistration, "contact_endpoint %s changed hands meanwhile", protocol.Clip(a.endpoint))
+	}
+	if m.state == StateCompleted {
+		return "", protocol.Errorf(protocol.ErrDuplicateRegistration, "%s is registered, and the league is over", a.id)
 	}
 	if a.instance == proof && a.token != "" {
 		return a.token, nil

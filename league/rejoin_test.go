@@ -2,8 +2,10 @@ package league_test
 
 import (
 	"context"
+	"crypto/rand"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/referee"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
@@ -113,11 +116,18 @@ func TestRejoin(t *testing.T) {
 		_, err = h.registerReferee("referee:REF01", endpoint("ref"), 1)
 		is.NoErr(err)
 
+		// Its answer lost: still registering, it asks again, and gets the
+		// token it was given.
+		p1.given("")
 		again, err := registerPlayerWith(h, "player:P01", p1ep, "secret-1")
 		is.NoErr(err)
 		is.Equal(again.PlayerID, "P01")
 		is.Equal(again.AuthToken, first.AuthToken) // the same instance: the token it has
+		p1.given(first.AuthToken)
 		for _, stranger := range []func() error{
+			// Its own registration again, replayed (or sent by another
+			// manager it was shown to) while it runs.
+			func() error { _, err := registerPlayerWith(h, "player:P01", p1ep, "secret-1"); return err },
 			func() error { _, err := h.registerPlayer("player:P01", p1ep); return err },                  // no secret
 			func() error { _, err := registerPlayerWith(h, "player:P01", p1ep, "guessed"); return err },  // another secret
 			func() error { _, err := registerPlayerWith(h, "player:P02", p1ep, "secret-1"); return err }, // another id
@@ -141,7 +151,8 @@ func TestRejoin(t *testing.T) {
 		is.True(rejoined.AuthToken != first.AuthToken) // a new token
 		twice, err := registerPlayerWith(h, "player:P01", p1ep, "secret-2")
 		is.NoErr(err)
-		is.Equal(twice.AuthToken, rejoined.AuthToken) // asked twice: one token
+		is.Equal(twice.AuthToken, rejoined.AuthToken) // asked twice before it had an answer: one token
+		p1.given(rejoined.AuthToken)
 		_, err = query[scheduleData](h, protocol.MethodLeagueQuery, "player:P01", first.AuthToken, protocol.QuerySchedule, "")
 		code, _ := codes(err)
 		is.Equal(code, protocol.ErrAuthTokenInvalid) // the old one is worth nothing
@@ -151,8 +162,17 @@ func TestRejoin(t *testing.T) {
 		// A manager restarted on the store knows the new token.
 		h.stop()
 		is.NoErr(s.Close())
-		h2 := newHarnessAt(t, n, "league_manager-restarted", league.Options{Store: openStore(t, path)})
+		h2 := newHarnessAt(t, n, "league_manager-restarted", league.Options{Store: openStore(t, path), Tokens: rand.Reader})
 		defer h2.stop()
+		is.True(mustQuery[scheduleData](h2, "player:P01", rejoined.AuthToken, protocol.QuerySchedule, "").Success)
+		// Its registration replayed to the restarted manager, which no
+		// longer knows which instance it gave the token to: the agent
+		// says it is registered, so the replay gets nothing (registration
+		// is closed to anyone else), and its token still works.
+		replay, err := registerPlayerWith(h2, "player:P01", p1ep, "secret-2")
+		is.NoErr(err)
+		is.Equal(replay.Status, protocol.StatusRejected)
+		is.Equal(replay.AuthToken, "")
 		is.True(mustQuery[scheduleData](h2, "player:P01", rejoined.AuthToken, protocol.QuerySchedule, "").Success)
 		_, err = query[scheduleData](h2, protocol.MethodLeagueQuery, "player:P01", first.AuthToken, protocol.QuerySchedule, "")
 		code, _ = codes(err)
@@ -231,5 +251,49 @@ func TestNoRejoinOnceCompleted(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(resp.Status, protocol.StatusRejected)
 		is.Equal(resp.AuthToken, "")
+	})
+}
+
+// lateServer serves whatever mux it is given last.
+type lateServer struct{ m atomic.Pointer[transport.Mux] }
+
+func (l *lateServer) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
+	return l.m.Load().ServeMessage(ctx, body, peer)
+}
+
+// TestSecretShownToAnotherManager: a referee that manual_register sends to
+// another manager shows that manager its instance secret; the other
+// manager, registering at the first as the referee with it, gets nothing,
+// since the referee says it is registered.
+func TestSecretShownToAnotherManager(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{})
+		defer h.stop()
+		srv := &lateServer{}
+		ep := n.Serve(t, "ref", srv)
+		ref := referee.New(referee.Options{RequestedID: "REF01", ManagerEndpoint: h.ep, Endpoint: ep,
+			MaxConcurrent: 1, CallTimeout: time.Second}, n.Client(time.Second), nil)
+		srv.m.Store(ref.Handler())
+		is.NoErr(ref.Register(h.ctx))
+
+		var shown atomic.Pointer[string]
+		other := transport.NewMux(nil)
+		other.HandleFunc(string(protocol.TypeRefereeRegisterRequest), func(_ context.Context, r *transport.Request) (any, error) {
+			req := r.Msg.(*protocol.RefereeRegisterRequest)
+			shown.Store(&req.InstanceSecret)
+			return &protocol.RefereeRegisterResponse{Envelope: protocol.Envelope{Protocol: protocol.Version,
+				MessageType: protocol.TypeRefereeRegisterResponse, Sender: mgrSend, Timestamp: ts,
+				ConversationID: req.ConversationID, LeagueID: "other", AuthToken: "tok_referee_REF07_0123456789abcdef0123456789abcdef"},
+				Status: protocol.StatusAccepted, RefereeID: "REF07"}, nil
+		})
+		otherEP := n.Serve(t, "manager-other", other)
+		var out map[string]any
+		is.NoErr(n.Client(time.Second).Call(h.ctx, ep, referee.MethodManualRegister, map[string]any{"manager_endpoint": otherEP}, &out))
+		is.True(shown.Load() != nil && *shown.Load() != "") // the other manager saw it
+
+		_, err := registerRefereeWith(h, "referee:REF01", ep, *shown.Load())
+		code, _ := codes(err)
+		is.Equal(code, protocol.ErrDuplicateRegistration) // and gets nothing here with it
 	})
 }

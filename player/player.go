@@ -254,7 +254,15 @@ func (p *Player) Register(ctx context.Context) error {
 		p.registeringOnce.Do(p.opts.OnRegistering)
 	}
 	var resp protocol.LeagueRegisterResponse
-	if err := p.caller.Call(ctx, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp); err != nil {
+	err := p.caller.Call(ctx, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp)
+	if protocol.CodeOf(err) == protocol.ErrInvalidMessageFormat {
+		// A manager that takes no field but the spec's (error-codes.md:
+		// "extra fields not allowed by schema") is asked again without
+		// the instance secret, this implementation's extension.
+		req.InstanceSecret = ""
+		err = p.caller.Call(ctx, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp)
+	}
+	if err != nil {
 		return err
 	}
 	if err := protocol.CheckRegistration(resp.Status, resp.Reason, resp.PlayerID, resp.AuthToken); err != nil {

@@ -260,6 +260,29 @@ func TestRegisterStoresAssignedID(t *testing.T) {
 	})
 }
 
+// TestRegisterWithAStrictManager: a manager that refuses fields the spec
+// does not have (E002) is asked again without the instance secret, and
+// the player registers.
+func TestRegisterWithAStrictManager(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		m := &manager{answer: func(req *protocol.LeagueRegisterRequest) (any, error) {
+			if req.InstanceSecret != "" {
+				return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "instance_secret: extra fields not allowed by schema")
+			}
+			return accept("P01", "tok-P01")(req)
+		}}
+		mgr := n.Serve(t, "league_manager", m.mux())
+		r := serve(t, n, opts("even", func(o *player.Options) { o.ManagerEndpoint = mgr }))
+		is.NoErr(r.p.Register(ctxFor(t)))
+		_, requests := m.got()
+		is.Equal(len(requests), 2)
+		is.True(strings.Contains(requests[0], `"instance_secret"`))  // asked with it
+		is.True(!strings.Contains(requests[1], `"instance_secret"`)) // then without
+		is.Equal(r.p.State().State, player.StateRegistered)
+	})
+}
+
 func TestRegisterRejected(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)

@@ -317,7 +317,15 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 		InstanceSecret: r.opts.InstanceSecret,
 	}
 	var resp protocol.RefereeRegisterResponse
-	if err := r.caller.Call(ctx, endpoint, protocol.MethodRegisterReferee, req, &resp); err != nil {
+	err := r.caller.Call(ctx, endpoint, protocol.MethodRegisterReferee, req, &resp)
+	if protocol.CodeOf(err) == protocol.ErrInvalidMessageFormat {
+		// A manager that takes no field but the spec's (error-codes.md:
+		// "extra fields not allowed by schema") is asked again without
+		// the instance secret, this implementation's extension.
+		req.InstanceSecret = ""
+		err = r.caller.Call(ctx, endpoint, protocol.MethodRegisterReferee, req, &resp)
+	}
+	if err != nil {
 		return err
 	}
 	if err := protocol.CheckRegistration(resp.Status, resp.Reason, resp.RefereeID, resp.AuthToken); err != nil {

@@ -509,6 +509,30 @@ func TestLeagueCompletedBeforeRegistration(t *testing.T) {
 	})
 }
 
+// TestRegisterWithAStrictManager: a manager that refuses fields the spec
+// does not have (E002) is asked again without the instance secret, and
+// the referee registers.
+func TestRegisterWithAStrictManager(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		mgr := newFakeManager()
+		mgr.register = func(req *protocol.RefereeRegisterRequest) (any, error) {
+			if req.InstanceSecret != "" {
+				return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "instance_secret: extra fields not allowed by schema")
+			}
+			return &protocol.RefereeRegisterResponse{
+				Envelope: mgrEnvelope(protocol.TypeRefereeRegisterResponse, req.ConversationID, refToken),
+				Status:   protocol.StatusAccepted, RefereeID: assignedID,
+			}, nil
+		}
+		h := newHarness(t, n, baseOptions(), mgr, "")
+		h.startRegistered()
+		is.True(recv(t, mgr.regs, "REFEREE_REGISTER_REQUEST").InstanceSecret != "") // asked with it
+		is.Equal(recv(t, mgr.regs, "REFEREE_REGISTER_REQUEST").InstanceSecret, "")  // then without
+		is.Equal(h.ref.ID(), assignedID)
+	})
+}
+
 func TestLeagueCompletedWrongToken(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
