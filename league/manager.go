@@ -485,9 +485,9 @@ func (m *Manager) restarted(ctx context.Context, a *agent, proof string) bool {
 // one it was given already if this instance was (an answer it did not
 // get), else a new one in place of the one it lost with a restart,
 // recorded before it is answered; the old one is worth nothing from then
-// on. A referee's matches in flight are lost
-// with its memory: they are handed out again at once (agent.restarted),
-// not after the match timeout.
+// on. A referee's matches in flight are lost with its memory: they are
+// handed out again at once (agent.restarted), not after the match
+// timeout.
 func (m *Manager) rejoin(ctx context.Context, a *agent, proof string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

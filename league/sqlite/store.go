@@ -460,24 +460,22 @@ func (s *Store) CreateLeague(ctx context.Context, l league.LeagueRecord) error {
 
 // SaveAgent implements league.Store.
 func (s *Store) SaveAgent(ctx context.Context, a league.AgentRecord) error {
-	var nonce sql.NullString
-	if a.TokenNonce != nil {
-		nonce = sql.NullString{String: hex.EncodeToString(a.TokenNonce), Valid: true}
-	}
 	return s.exec(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, token_nonce, capacity, registered_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, string(a.Role), a.DisplayName, a.Endpoint,
-		hex.EncodeToString(a.TokenHash[:]), nonce, a.Capacity, ts(a.RegisteredAt))
+		hex.EncodeToString(a.TokenHash[:]), nonceColumn(a.TokenNonce), a.Capacity, ts(a.RegisteredAt))
+}
+
+// nonceColumn is a token nonce as token_nonce holds it: hex, or NULL for
+// none.
+func nonceColumn(nonce []byte) sql.NullString {
+	return sql.NullString{String: hex.EncodeToString(nonce), Valid: nonce != nil}
 }
 
 // SaveToken implements league.Store.
 func (s *Store) SaveToken(ctx context.Context, id string, hash [32]byte, nonce []byte) error {
-	var n sql.NullString
-	if nonce != nil {
-		n = sql.NullString{String: hex.EncodeToString(nonce), Valid: true}
-	}
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE agents SET token_sha256 = ?, token_nonce = ? WHERE id = ?`,
-			hex.EncodeToString(hash[:]), n, id)
+			hex.EncodeToString(hash[:]), nonceColumn(nonce), id)
 		if err != nil {
 			return err
 		}
