@@ -121,7 +121,8 @@ func (r *Referee) play(life *lifetime, m *match) {
 	// GAME_OVER within a call timeout from now: one deadline, and one
 	// timer, serves both of a match played out.
 	told := life.call.Get()
-	r.both(func() { r.notifyEnd(ctx, told, m, &m.a, &m.b, result) }, func() { r.notifyEnd(ctx, told, m, &m.b, &m.a, result) })
+	over := r.gameOver(m, result)
+	r.both(func() { r.notifyEnd(ctx, told, m, &m.a, over) }, func() { r.notifyEnd(ctx, told, m, &m.b, over) })
 	r.report(life, m)
 }
 
@@ -312,14 +313,49 @@ func (r *Referee) decide(m *match) *protocol.MatchResult {
 	return res
 }
 
-// notifyEnd sends GAME_ERROR to a player that failed, then GAME_OVER.
-// Neither changes the result; a player that cannot be told is logged. A
-// player that did not fail is sent GAME_OVER within told, whose deadline
-// is a call timeout. One that failed is sent each message within a call
-// timeout of its own (from ctx), and one that did not answer at all gets
-// a short deadline, so that telling it does not cost a second full
+// gameOver is the GAME_OVER of m: the same message for both players, so
+// it is encoded once (protocol.Broadcast) and, for players in this
+// process, decoded and validated once for both.
+func (r *Referee) gameOver(m *match, res *protocol.MatchResult) any {
+	status := protocol.ResultWin
+	switch {
+	case res.MatchStatus == protocol.ResultTechnicalLoss:
+		status = protocol.ResultTechnicalLoss
+	case res.Winner == nil:
+		status = protocol.ResultDraw
+	}
+	over := &protocol.GameOver{
+		Envelope: r.playerEnvelope(protocol.TypeGameOver, m.conversation),
+		RoundID:  m.round,
+		MatchID:  m.id,
+		GameType: protocol.GameEvenOdd,
+		GameResult: &protocol.GameResult{
+			Status:         status,
+			WinnerPlayerID: res.Winner,
+			DrawnNumber:    res.Details.DrawnNumber,
+			NumberParity:   res.Details.Parity,
+			Choices:        res.Details.Choices,
+			Reason:         res.Details.Reason,
+		},
+	}
+	token := over.AuthToken
+	over.AuthToken = ""
+	b, err := protocol.NewBroadcast(over)
+	if err != nil {
+		over.AuthToken = token // sent as it is: the call says what is wrong with it
+		return over
+	}
+	return b.To(token)
+}
+
+// notifyEnd sends GAME_ERROR to a player that failed, then GAME_OVER
+// (over). Neither changes the result; a player that cannot be told is
+// logged. A player that did not fail is sent GAME_OVER within told, whose
+// deadline is a call timeout. One that failed is sent each message within
+// a call timeout of its own (from ctx), and one that did not answer at all
+// gets a short deadline, so that telling it does not cost a second full
 // timeout.
-func (r *Referee) notifyEnd(ctx, told context.Context, m *match, s, opp *side, res *protocol.MatchResult) {
+func (r *Referee) notifyEnd(ctx, told context.Context, m *match, s *side, over any) {
 	var patience time.Duration // 0: told's deadline
 	if s.fail != nil {
 		patience = r.callTimeout()
@@ -339,27 +375,7 @@ func (r *Referee) notifyEnd(ctx, told context.Context, m *match, s, opp *side, r
 			Context:          map[string]any{"reason": s.fail.reason},
 		})
 	}
-	status := protocol.ResultWin
-	switch {
-	case res.MatchStatus == protocol.ResultTechnicalLoss:
-		status = protocol.ResultTechnicalLoss
-	case res.Winner == nil:
-		status = protocol.ResultDraw
-	}
-	r.tell(told, patience, s.endpoint, protocol.MethodNotifyMatchResult, &protocol.GameOver{
-		Envelope: r.playerEnvelope(protocol.TypeGameOver, m.conversation),
-		RoundID:  m.round,
-		MatchID:  m.id,
-		GameType: protocol.GameEvenOdd,
-		GameResult: &protocol.GameResult{
-			Status:         status,
-			WinnerPlayerID: res.Winner,
-			DrawnNumber:    res.Details.DrawnNumber,
-			NumberParity:   res.Details.Parity,
-			Choices:        res.Details.Choices,
-			Reason:         res.Details.Reason,
-		},
-	})
+	r.tell(told, patience, s.endpoint, protocol.MethodNotifyMatchResult, over)
 }
 
 // tell sends a message whose reply is only an acknowledgement, within
