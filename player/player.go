@@ -254,14 +254,8 @@ func (p *Player) Register(ctx context.Context) error {
 		p.registeringOnce.Do(p.opts.OnRegistering)
 	}
 	var resp protocol.LeagueRegisterResponse
-	err := p.caller.Call(ctx, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp)
-	if protocol.CodeOf(err) == protocol.ErrInvalidMessageFormat {
-		// A manager that takes no field but the spec's (error-codes.md:
-		// "extra fields not allowed by schema") is asked again without
-		// the instance secret, this implementation's extension.
-		req.InstanceSecret = ""
-		err = p.caller.Call(ctx, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp)
-	}
+	// Asked again without the instance secret (our extension) if refused.
+	err := transport.CallExtended(ctx, p.caller, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp, func() { req.InstanceSecret = "" })
 	if err != nil {
 		return err
 	}

@@ -317,14 +317,8 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 		InstanceSecret: r.opts.InstanceSecret,
 	}
 	var resp protocol.RefereeRegisterResponse
-	err := r.caller.Call(ctx, endpoint, protocol.MethodRegisterReferee, req, &resp)
-	if protocol.CodeOf(err) == protocol.ErrInvalidMessageFormat {
-		// A manager that takes no field but the spec's (error-codes.md:
-		// "extra fields not allowed by schema") is asked again without
-		// the instance secret, this implementation's extension.
-		req.InstanceSecret = ""
-		err = r.caller.Call(ctx, endpoint, protocol.MethodRegisterReferee, req, &resp)
-	}
+	// Asked again without the instance secret (our extension) if refused.
+	err := transport.CallExtended(ctx, r.caller, endpoint, protocol.MethodRegisterReferee, req, &resp, func() { req.InstanceSecret = "" })
 	if err != nil {
 		return err
 	}

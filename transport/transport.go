@@ -118,6 +118,20 @@ type Caller interface {
 	Call(ctx context.Context, endpoint, method string, params, reply any) error
 }
 
+// CallExtended calls method with params that carry one of this
+// implementation's extensions (an instance secret), and calls it again
+// after plain (which takes the extensions out of params) when the callee
+// refuses them as a manager that takes no field but the spec's does
+// (error-codes.md: E002, "extra fields not allowed by schema").
+func CallExtended(ctx context.Context, c Caller, endpoint, method string, params, reply any, plain func()) error {
+	err := c.Call(ctx, endpoint, method, params, reply)
+	if protocol.CodeOf(err) == protocol.ErrInvalidMessageFormat {
+		plain()
+		err = c.Call(ctx, endpoint, method, params, reply)
+	}
+	return err
+}
+
 // Listener is one served endpoint.
 type Listener interface {
 	// Endpoint is the URL to put in contact_endpoint.
