@@ -260,6 +260,26 @@ func TestReports(t *testing.T) {
 	})
 }
 
+// TestReportAnyDrawnNumber: no document bounds the drawn number (our
+// referee draws 1 to 10); a referee of another implementation that draws
+// 0 to 9, or 1 to 100, has its report counted.
+func TestReportAnyDrawnNumber(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h, ref, _ := manualLeague(t, n, league.Options{})
+		defer h.stop()
+		sm := ref.nextStart()
+		res := resultOf("A", sm.PlayerA(), sm.PlayerB())
+		drawn := 42
+		res.Details.DrawnNumber = &drawn
+		ack, err := ref.reportAs("REF01", ref.token, 1, sm.MatchID, res)
+		is.NoErr(err)
+		is.Equal(ack.Status, protocol.StatusAccepted)
+		lc := h.wait()
+		is.Equal(lc.FinalStandings, []protocol.StandingRow{srow(1, "P01", 1, 0, 0, 0, 3), srow(2, "P02", 0, 0, 1, 0, 0)})
+	})
+}
+
 // dialectLine is a request of a capture, with the capture's token of its
 // referee replaced by the one this manager issued.
 func dialectLine(t *testing.T, file, name, oldToken, newToken string) string {

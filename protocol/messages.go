@@ -471,9 +471,6 @@ func (m *GameOver) check(v *validator) {
 		default:
 			v.add(ErrInvalidMessageFormat, "game_result.status", `must be "WIN", "DRAW" or "TECHNICAL_LOSS"`)
 		}
-		if g.DrawnNumber != nil && (*g.DrawnNumber < 1 || *g.DrawnNumber > 10) {
-			v.add(ErrInvalidMessageFormat, "game_result.drawn_number", "must be between 1 and 10")
-		}
 		if g.NumberParity != "" && CheckParity(g.NumberParity) != nil {
 			v.add(ErrInvalidMessageFormat, "game_result.number_parity", `must be "even" or "odd"`)
 		}
@@ -498,9 +495,6 @@ type ResultDetails struct {
 func (d *ResultDetails) check(v *validator, path string) {
 	if d == nil {
 		return
-	}
-	if d.DrawnNumber != nil && (*d.DrawnNumber < 1 || *d.DrawnNumber > 10) {
-		v.add(ErrInvalidMessageFormat, path+".drawn_number", "must be between 1 and 10")
 	}
 	if d.Parity != "" && CheckParity(d.Parity) != nil {
 		v.add(ErrInvalidMessageFormat, path+".parity", `must be "even" or "odd"`)

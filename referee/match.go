@@ -335,8 +335,8 @@ func (r *Referee) gameOver(m *match, res *protocol.MatchResult) any {
 			DrawnNumber:    res.Details.DrawnNumber,
 			NumberParity:   res.Details.Parity,
 			Choices:        res.Details.Choices,
-			Reason:         res.Details.Reason,
 		},
+		Reason: res.Details.Reason, // beside game_result: message-structures §4.6.1
 	}
 	token := over.AuthToken
 	over.AuthToken = ""

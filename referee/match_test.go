@@ -78,7 +78,8 @@ func gameOver(matchID string, res *protocol.MatchResult) *protocol.GameOver {
 		RoundID:  1, MatchID: matchID, GameType: protocol.GameEvenOdd,
 		GameResult: &protocol.GameResult{Status: status, WinnerPlayerID: res.Winner,
 			DrawnNumber: res.Details.DrawnNumber, NumberParity: res.Details.Parity,
-			Choices: res.Details.Choices, Reason: res.Details.Reason},
+			Choices: res.Details.Choices},
+		Reason: res.Details.Reason, // beside game_result, as message-structures §4.6.1 has it
 	}
 }
 
