@@ -161,6 +161,12 @@ func TestBadInput(t *testing.T) {
 			msg: "--min-players 8 is more than --max-players 6"},
 		{name: "negative max referees", args: []string{"serve-manager", "--port", "0", "--max-referees", "-1"}, code: 1,
 			msg: "--max-referees must be 0 (no limit) or more, got -1"},
+		{name: "player endpoint not a URL", args: []string{"serve-referee", "--port", "0", "--manager", "http://127.0.0.1:1/mcp",
+			"--player-endpoint", "P01=ftp://x"}, code: 1, msg: `--player-endpoint P01 must be an http:// or https:// URL`},
+		{name: "player endpoint without id", args: []string{"serve-referee", "--port", "0", "--manager", "http://127.0.0.1:1/mcp",
+			"--player-endpoint", "=http://127.0.0.1:2/mcp"}, code: 1, msg: `--player-endpoint takes ID=URL`},
+		{name: "player endpoint bad id", args: []string{"serve-referee", "--port", "0", "--manager", "http://127.0.0.1:1/mcp",
+			"--player-endpoint", "P 1=http://127.0.0.1:2/mcp"}, code: 1, msg: `--player-endpoint P 1: id must be`},
 		{name: "unknown key in config file", args: []string{"simulate"}, file: "timeouts:\n  jion: 1s\n",
 			code: 1, msg: `unknown key "timeouts.jion"`},
 	}

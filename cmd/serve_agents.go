@@ -186,6 +186,7 @@ type serveRefereeOptions struct {
 	maxConcurrent int
 	seed          uint64
 	refereeToken  string
+	players       map[string]string // --player-endpoint
 }
 
 func newServeRefereeCmd(ro *rootOptions) *cobra.Command {
@@ -202,6 +203,17 @@ URL is the first line of stdout.`,
 			if o.maxConcurrent < 1 {
 				return usagef(fmt.Errorf("--max-concurrent-matches must be at least 1, got %d", o.maxConcurrent))
 			}
+			for id, ep := range o.players {
+				if id == "" {
+					return usagef(fmt.Errorf("--player-endpoint takes ID=URL, got %q", "="+ep))
+				}
+				if err := checkID("--player-endpoint "+id, id); err != nil {
+					return err
+				}
+				if err := checkURL("--player-endpoint "+id, ep); err != nil {
+					return err
+				}
+			}
 			cfg, seed, logger, err := ro.agentSetup(c, &o.server, o.manager, o.id, o.seed, "referee")
 			if err != nil {
 				return err
@@ -211,6 +223,7 @@ URL is the first line of stdout.`,
 				opts.RequestedID, opts.DisplayName, opts.MaxConcurrent = o.id, o.name, o.maxConcurrent
 				opts.ManagerEndpoint, opts.Endpoint, opts.Words = o.manager, endpoint, protocol.NewWords()
 				opts.RegistrationToken = refereeTokenFrom(o.refereeToken)
+				opts.PlayerEndpoints = o.players
 				ref := referee.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, opts.Words), logger)
 				return &agentServer{mux: ref.Handler(), run: ref.Run, trusted: ref.Vouches}, nil
 			}))
@@ -222,6 +235,8 @@ URL is the first line of stdout.`,
 	c.Flags().StringVar(&o.name, "name", "", "display name")
 	c.Flags().IntVar(&o.maxConcurrent, "max-concurrent-matches", 10, "matches refereed at once")
 	c.Flags().StringVar(&o.refereeToken, "referee-token", "", "the manager's referee token, for a manager that admits only the referees given it (or "+refereeTokenEnv+")")
+	c.Flags().StringToStringVar(&o.players, "player-endpoint", nil,
+		"ID=URL: a player's endpoint, for a manager whose START_MATCH does not carry it (api-reference §4.1, dialect-a); repeat or separate with commas")
 	seedFlag(c, &o.seed)
 	_ = c.MarkFlagRequired("manager")
 	return c

@@ -2,6 +2,7 @@ package referee_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -533,5 +534,52 @@ func TestOtherDialects(t *testing.T) {
 		is.Equal(recv(t, pb.invites, "invitation").RoleInMatch, protocol.PlayerB)
 		is.Equal(len(pa.gameErrs), 0) // no technical loss
 		is.Equal(len(pb.gameErrs), 0)
+	})
+}
+
+// TestStartMatchWithoutEndpoints: api-reference §4.1's START_MATCH, and
+// dialect-a's, name the players without their endpoints. A referee given
+// them (serve-referee --player-endpoint) plays the match; one that was not
+// refuses it with E002 naming the endpoint it lacks.
+func TestStartMatchWithoutEndpoints(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		// The players are served first: the referee is given their endpoints.
+		pa, pb := newFakePlayer("P01", protocol.Even), newFakePlayer("P02", protocol.Odd)
+		for _, p := range []*fakePlayer{pa, pb} {
+			p.ep = n.Serve(t, "player-"+p.id, p.mux())
+			t.Cleanup(func() { close(p.stop) })
+		}
+		opts := baseOptions()
+		opts.PlayerEndpoints = map[string]string{"P01": pa.ep, "P02": pb.ep}
+		h := newHarness(t, n, opts, newFakeManager(), "")
+		h.startRegistered()
+
+		sm := h.startMatchMsg("R1M1", pa, pb)
+		sm.PlayerAEndpoint, sm.PlayerBEndpoint = "", ""
+		ack, err := h.send(sm)
+		is.NoErr(err)
+		is.Equal(ack.Status, protocol.StatusAccepted)
+		drawn := expectedDrawn(testSeed, "R1M1")
+		is.Equal(h.report(), reportOf("R1M1", completed("P01", "P02", protocol.Even, protocol.Odd, drawn)))
+		is.Equal(recv(t, pa.invites, "invitation").RoleInMatch, protocol.PlayerA)
+		is.Equal(recv(t, pb.invites, "invitation").RoleInMatch, protocol.PlayerB)
+
+		// The START_MATCH's own endpoint goes first; a player the referee
+		// knows no endpoint of cannot be reached.
+		sm = h.startMatchMsg("R1M2", pa, pb)
+		sm.PlayerAEndpoint, sm.PlayerBID, sm.PlayerBEndpoint = "", "P09", ""
+		_, err = h.send(sm)
+		rerr := rpcError(t, err)
+		is.Equal(rerr.LeagueCode(), protocol.ErrInvalidMessageFormat)
+		var data struct {
+			ValidationErrors []protocol.FieldError `json:"validation_errors"`
+		}
+		is.NoErr(json.Unmarshal(rerr.Data, &data))
+		is.Equal(data.ValidationErrors, []protocol.FieldError{{Field: "player_b_endpoint",
+			Reason: `is required: this referee was given no endpoint of player "P09" (serve-referee --player-endpoint)`}})
+		st, err := h.matchState("R1M2")
+		is.True(err != nil) // never started
+		is.Equal(st.MatchID, "")
 	})
 }

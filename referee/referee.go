@@ -11,6 +11,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -82,6 +83,11 @@ type Options struct {
 	// so that, restarted, it can register again as itself: drawn at New
 	// when empty.
 	InstanceSecret string
+	// PlayerEndpoints are players' endpoints by id, for a manager whose
+	// START_MATCH names the players but not their endpoints, as
+	// api-reference §4.1's example and dialect-a's manager do. An
+	// endpoint the START_MATCH gives is used before these. New copies it.
+	PlayerEndpoints map[string]string
 }
 
 // DefaultKeepFinished is the number of finished matches a referee
@@ -171,6 +177,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Referee {
 	if opts.InstanceSecret == "" {
 		opts.InstanceSecret = protocol.NewInstanceSecret()
 	}
+	opts.PlayerEndpoints = maps.Clone(opts.PlayerEndpoints)
 	return &Referee{
 		origin: protocol.Origin{Role: protocol.RoleReferee},
 		opts:   opts, caller: caller, log: logger, clock: opts.Clock,
@@ -506,11 +513,9 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 	if err != nil {
 		return nil, err
 	}
-	sm := req.Msg.(*protocol.StartMatch)
-	if sm.EndpointA() == "" || sm.EndpointB() == "" {
-		return nil, &protocol.Error{Code: protocol.ErrInvalidMessageFormat,
-			Detail: "player_a_endpoint and player_b_endpoint are required: this referee has no other way to reach the players",
-			Fields: nil}
+	sm, err := r.withEndpoints(req.Msg.(*protocol.StartMatch))
+	if err != nil {
+		return nil, err
 	}
 	r.mu.Lock()
 	life := r.life
@@ -550,6 +555,35 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 		MatchID:  sm.MatchID,
 		Status:   protocol.StatusAccepted,
 	}, nil
+}
+
+// withEndpoints is sm with both players' endpoints: its own, or else the
+// ones the referee was given (Options.PlayerEndpoints). A player with
+// neither cannot be reached: E002, naming the field.
+func (r *Referee) withEndpoints(sm *protocol.StartMatch) (*protocol.StartMatch, error) {
+	a, b := sm.EndpointA(), sm.EndpointB()
+	if a != "" && b != "" {
+		return sm, nil
+	}
+	var missing []protocol.FieldError
+	find := func(field, id string, ep *string) {
+		if *ep == "" {
+			*ep = r.opts.PlayerEndpoints[id]
+		}
+		if *ep == "" {
+			missing = append(missing, protocol.FieldError{Field: field,
+				Reason: fmt.Sprintf("is required: this referee was given no endpoint of player %q (serve-referee --player-endpoint)", protocol.Clip(id))})
+		}
+	}
+	find("player_a_endpoint", sm.PlayerA(), &a)
+	find("player_b_endpoint", sm.PlayerB(), &b)
+	if missing != nil {
+		return nil, &protocol.Error{Code: protocol.ErrInvalidMessageFormat,
+			Detail: "the players' endpoints are required: this referee has no other way to reach them", Fields: missing}
+	}
+	c := *sm
+	c.PlayerAEndpoint, c.PlayerBEndpoint = a, b
+	return &c, nil
 }
 
 // awaitRegistration waits until the referee is registered. The manager may
