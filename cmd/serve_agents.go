@@ -200,8 +200,8 @@ URL is the first line of stdout.`,
 		Example: `  leaguectl serve-referee --port 8001 --manager http://127.0.0.1:8000/mcp --id REF01`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if o.maxConcurrent < 1 {
-				return usagef(fmt.Errorf("--max-concurrent-matches must be at least 1, got %d", o.maxConcurrent))
+			if o.maxConcurrent < 1 || o.maxConcurrent > league.MaxRefereeCapacity {
+				return usagef(fmt.Errorf("--max-concurrent-matches must be 1 to %d, got %d", league.MaxRefereeCapacity, o.maxConcurrent))
 			}
 			for id, ep := range o.players {
 				if id == "" {

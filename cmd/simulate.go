@@ -27,6 +27,10 @@ import (
 // maxSimulatedPlayers keeps a typo from scheduling billions of matches.
 const maxSimulatedPlayers = 10000
 
+// maxSimulatedReferees is serve-manager's default --max-referees ten times
+// over: 20,000 referees took minutes to set up and ignored Ctrl-C.
+const maxSimulatedReferees = 1000
+
 type simulateOptions struct {
 	*rootOptions
 	players       int
@@ -131,8 +135,10 @@ func (o *simulateOptions) validate() ([]player.Strategy, error) {
 		return nil, usagef(fmt.Errorf("--players must be at most %d, got %d", maxSimulatedPlayers, o.players))
 	case o.referees < 1:
 		return nil, usagef(fmt.Errorf("--referees must be at least 1, got %d", o.referees))
-	case o.maxConcurrent < 1:
-		return nil, usagef(fmt.Errorf("--max-concurrent-matches must be at least 1, got %d", o.maxConcurrent))
+	case o.referees > maxSimulatedReferees:
+		return nil, usagef(fmt.Errorf("--referees must be at most %d, got %d", maxSimulatedReferees, o.referees))
+	case o.maxConcurrent < 1 || o.maxConcurrent > league.MaxRefereeCapacity:
+		return nil, usagef(fmt.Errorf("--max-concurrent-matches must be 1 to %d, got %d", league.MaxRefereeCapacity, o.maxConcurrent))
 	case o.transport != "mem" && o.transport != "http":
 		return nil, usagef(fmt.Errorf("--transport must be mem or http, got %q", o.transport))
 	case o.output != "table" && o.output != "json":

@@ -362,6 +362,13 @@ func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (a
 // after a restart, and must not promise.
 func (m *Manager) alwaysSigns() bool { return m.opts.Store == nil || m.opts.TokenKey != nil }
 
+// MaxRefereeCapacity bounds the matches a referee is given at once,
+// whatever max_concurrent_matches it registers with: the manager keeps a
+// slot for each, and one registration of 2^62 slots (no document bounds
+// the number) took its memory and crashed it, again on every restart from
+// its store.
+const MaxRefereeCapacity = 1000
+
 // register records an agent. It refuses with an error what the agent must
 // fix (another league, an id or endpoint already registered) and rejects
 // with a reason what it cannot (registration closed, no even_odd, the
@@ -408,6 +415,14 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	}
 	if role == protocol.RoleReferee && m.opts.MaxReferees > 0 && len(m.referees) >= m.opts.MaxReferees {
 		return nil, "", "the league is full: it takes at most " + count(m.opts.MaxReferees, "referee"), nil
+	}
+	if role == protocol.RoleReferee && m.state == StateCompleted {
+		return nil, "", "the league is over", nil
+	}
+	if capacity > MaxRefereeCapacity {
+		m.log.LogAttrs(ctx, slog.LevelWarn, "referee's max_concurrent_matches lowered", slog.Int("asked", capacity),
+			slog.Int("given", MaxRefereeCapacity), slog.String("endpoint", endpoint))
+		capacity = MaxRefereeCapacity
 	}
 	token, nonce, err := m.newToken(role, id)
 	if err != nil {

@@ -62,7 +62,7 @@ func (m *Manager) Restore(ctx context.Context) error {
 	unknown := 0
 	for i, r := range saved.Agents {
 		a := &agent{id: r.ID, name: r.DisplayName, endpoint: r.Endpoint, role: r.Role, tokenHash: r.TokenHash,
-			nonce: r.TokenNonce, capacity: r.Capacity, registeredAt: r.RegisteredAt, restarted: make(chan struct{})}
+			nonce: r.TokenNonce, capacity: min(r.Capacity, MaxRefereeCapacity), registeredAt: r.RegisteredAt, restarted: make(chan struct{})}
 		if tokens[i] != "" {
 			a.setToken(tokens[i])
 		} else {

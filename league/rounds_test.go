@@ -521,3 +521,33 @@ func TestSlowPlayerStillHearsTheRest(t *testing.T) {
 		})
 	})
 }
+
+// TestRefereeBounds: no document bounds max_concurrent_matches, and the
+// manager keeps a slot for each: 2^62 of them crashed it (and it crashed
+// again on every restart from its store). A referee is given at most
+// league.MaxRefereeCapacity matches at once. A completed league takes no
+// referee, as it takes no player.
+func TestRefereeBounds(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{})
+		defer h.stop()
+		ref := h.referee("REF01", 1<<62, modeManual, nil)
+		h.player("P01")
+		h.player("P02")
+		h.play()
+		sm := ref.nextStart()
+		ack, err := ref.reportAs("REF01", ref.token, 1, sm.MatchID, resultOf("A", sm.PlayerA(), sm.PlayerB()))
+		is.NoErr(err)
+		is.Equal(ack.Status, protocol.StatusAccepted)
+		lc := h.wait()
+		is.Equal(lc.FinalStandings, []protocol.StandingRow{srow(1, "P01", 1, 0, 0, 0, 3), srow(2, "P02", 0, 0, 1, 0, 0)})
+
+		late, err := h.registerReferee("referee:REF02", endpoint("ref-late"), 1)
+		is.NoErr(err)
+		is.Equal(late.Status, protocol.StatusRejected)
+		is.Equal(*late.Reason, "the league is over")
+		is.Equal(late.AuthToken, "")
+		is.Equal(h.status().Referees, 1)
+	})
+}
