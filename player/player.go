@@ -5,6 +5,7 @@
 package player
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"fmt"
@@ -155,7 +156,9 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Player {
 		opts.Strategy, _ = StrategyByName("random")
 	}
 	if opts.DisplayName == "" {
-		opts.DisplayName = opts.RequestedID
+		// Its id; a player that asks for none is "Player" (display_name
+		// is required).
+		opts.DisplayName = cmp.Or(opts.RequestedID, "Player")
 	}
 	if opts.InstanceSecret == "" {
 		opts.InstanceSecret = protocol.NewInstanceSecret()

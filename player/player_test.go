@@ -237,6 +237,25 @@ func TestRegisterRequest(t *testing.T) {
 	})
 }
 
+// TestRegisterWithoutIDOrName: a player that asks for no id and gives no
+// name still registers (display_name is required): it is "Player". It
+// exited with E002 before.
+func TestRegisterWithoutIDOrName(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		m := &manager{answer: accept("P03", "tok-P03")}
+		mgr := n.Serve(t, "league_manager", m.mux())
+		p := player.New(opts("even", func(o *player.Options) {
+			o.ManagerEndpoint, o.RequestedID, o.DisplayName = mgr, "", ""
+		}), n.Client(time.Second), nil)
+		is.NoErr(p.Register(ctxFor(t)))
+		_, requests := m.got()
+		is.True(strings.Contains(requests[0], `"sender":"player:pending"`))
+		is.True(strings.Contains(requests[0], `"player_meta":{"display_name":"Player",`))
+		is.Equal(p.ID(), "P03")
+	})
+}
+
 // TestRegisterStoresAssignedID: the manager may assign another id than
 // the one asked for; the player then is that id and signs with its token.
 func TestRegisterStoresAssignedID(t *testing.T) {

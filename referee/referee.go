@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"maps"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -169,7 +170,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Referee {
 		opts.KeepFinished = DefaultKeepFinished
 	}
 	if opts.DisplayName == "" {
-		opts.DisplayName = "Referee " + opts.RequestedID
+		opts.DisplayName = strings.TrimSpace("Referee " + opts.RequestedID)
 	}
 	if opts.Scoring == (Scoring{}) {
 		opts.Scoring = Scoring{Win: 3, Draw: 1, Loss: 0}
