@@ -66,7 +66,16 @@ type Options struct {
 	// anything can call it. cmd uses it to close the endpoint of a
 	// crashing player, which the manager then registers and never reaches.
 	OnRegistering func()
+	// MaxHistory bounds the games the player remembers (0:
+	// DefaultMaxHistory); beyond it the oldest is forgotten (its stats
+	// stay counted). Anyone may send a GAME_OVER, each for a match id of
+	// its own making.
+	MaxHistory int
 }
+
+// DefaultMaxHistory is the games a player remembers by default: a 1000
+// player league is 999 of them; 2^16 take about 10 MB.
+const DefaultMaxHistory = 1 << 16
 
 // Registration states reported by health and get_registration_status.
 const (
@@ -130,7 +139,7 @@ type Player struct {
 	open      map[string]*openMatch
 	seq       int
 	history   []Game
-	played    map[string]bool
+	played    map[string]struct{} // the match ids of history
 	origin    protocol.Origin
 	stats     Stats
 	round     int
@@ -163,6 +172,9 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Player {
 	if opts.InstanceSecret == "" {
 		opts.InstanceSecret = protocol.NewInstanceSecret()
 	}
+	if opts.MaxHistory <= 0 {
+		opts.MaxHistory = DefaultMaxHistory
+	}
 	return &Player{
 		origin: protocol.Origin{Role: protocol.RolePlayer},
 		opts:   opts, caller: caller, clock: opts.Clock,
@@ -170,7 +182,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Player {
 		leagueID: opts.LeagueID,
 		state:    StateRegistering,
 		open:     map[string]*openMatch{},
-		played:   map[string]bool{},
+		played:   map[string]struct{}{},
 		done:     make(chan struct{}),
 		started:  opts.Clock(),
 	}
@@ -486,8 +498,14 @@ func (p *Player) onGameOver(ctx context.Context, r *transport.Request) (any, err
 	g := r.Msg.(*protocol.GameOver)
 	p.mu.Lock()
 	me := p.answerAsLocked(g.PlayerID)
-	if !p.played[g.MatchID] {
-		p.played[g.MatchID] = true
+	if _, seen := p.played[g.MatchID]; !seen {
+		if len(p.history) >= p.opts.MaxHistory {
+			// Forgotten from the front: a strategy reading the history
+			// in place holds it capped, and the appends go past its end.
+			delete(p.played, p.history[0].MatchID)
+			p.history = p.history[1:]
+		}
+		p.played[g.MatchID] = struct{}{}
 		game := gameFrom(me, g, p.open[g.MatchID])
 		delete(p.open, g.MatchID)
 		p.history = append(p.history, game)

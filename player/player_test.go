@@ -706,6 +706,34 @@ func TestGameOver(t *testing.T) {
 	})
 }
 
+// TestHistoryBounded: anyone may send a GAME_OVER for a match id of its
+// own making; a player remembers at most MaxHistory games (the oldest
+// forgotten, every one counted), so a flood of them cannot grow its
+// memory without end, as it did.
+func TestHistoryBounded(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		m := &manager{answer: accept("P01", "tok-P01")}
+		mgr := n.Serve(t, "league_manager", m.mux())
+		r := serve(t, n, opts("even", func(o *player.Options) { o.ManagerEndpoint, o.MaxHistory = mgr, 3 }))
+		is.NoErr(r.p.Register(ctxFor(t)))
+		over := func(id string) *protocol.GameOver {
+			return gameOver(id, 1, &protocol.GameResult{Status: protocol.ResultWin, WinnerPlayerID: ptr("P02"),
+				Choices: map[string]string{"P01": odd, "P02": even}})
+		}
+		for _, id := range []string{"X1", "X2", "X3", "X4", "X5", "X5"} {
+			r.call(t, "notify_match_result", over(id))
+		}
+		st := r.p.State()
+		var ids []string
+		for _, g := range st.History {
+			ids = append(ids, g.MatchID)
+		}
+		is.Equal(ids, []string{"X3", "X4", "X5"})              // the last three
+		is.Equal(st.Stats, player.Stats{Played: 5, Losses: 5}) // every one counted once
+	})
+}
+
 // TestGameOverWithoutID: a player with no id of its own yet reads a
 // result as the player the message names, and does not guess an opponent
 // among choices it is not part of.
