@@ -529,6 +529,9 @@ func (m *Manager) rejoin(ctx context.Context, a *agent, proof string) (string, e
 	a.setToken(token)
 	close(a.restarted)
 	a.restarted = make(chan struct{})
+	if a.role == protocol.RoleReferee {
+		m.slots.heard(a) // restarted: given matches again
+	}
 	m.log.LogAttrs(ctx, slog.LevelWarn, "agent registered again after a restart of its own",
 		slog.String("agent_id", string(a.role)+":"+a.id), slog.String("endpoint", a.endpoint))
 	return token, nil

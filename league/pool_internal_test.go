@@ -119,3 +119,41 @@ func TestPoolGiveUp(t *testing.T) {
 	is.Equal(g.slot, ref)
 	is.Equal(len(p.free), 0)
 }
+
+// TestPoolQuiet: a quiet referee's slots wait while another referee is
+// not quiet; a match in line gets one once it is heard from, or once
+// every referee is quiet.
+func TestPoolQuiet(t *testing.T) {
+	is := is.New(t)
+	p := newPool()
+	r1, r2 := &agent{id: "REF01"}, &agent{id: "REF02"}
+	p.add(r1, 1)
+	p.add(r2, 1)
+	ctx := context.Background()
+	p.quieten(r1)
+	a, err := p.acquire(ctx, "")
+	is.NoErr(err)
+	is.Equal(a, r2) // r1's slot comes first in line, but r1 is quiet
+	got := make(chan acquired, 1)
+	go func() {
+		a, err := p.acquire(ctx, "")
+		got <- acquired{0, a, err}
+	}()
+	waitInLine(t, p, 1) // r1's slot is free, and not handed out
+	p.heard(r1)
+	g := <-got
+	is.NoErr(g.err)
+	is.Equal(g.slot, r1) // heard from: its slot goes
+
+	p.release(r1)
+	p.quieten(r1)
+	go func() {
+		a, err := p.acquire(ctx, "")
+		got <- acquired{0, a, err}
+	}()
+	waitInLine(t, p, 1)
+	p.quieten(r2) // every referee quiet: theirs are the slots there are
+	g = <-got
+	is.NoErr(g.err)
+	is.Equal(g.slot, r1)
+}

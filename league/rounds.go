@@ -356,9 +356,14 @@ func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.S
 				lost = true
 				m.log.LogAttrs(ctx, slog.LevelWarn, "no result in time, handing the match to another referee",
 					slog.String("match_id", mt.MatchID), slog.String("referee_id", ref.id))
+				m.slots.quieten(ref)
 			}
 		case <-within.Done():
-			lost = ctx.Err() == nil
+			if lost = ctx.Err() == nil; lost {
+				m.log.LogAttrs(ctx, slog.LevelWarn, "START_MATCH unanswered in the match time, handing the match to another referee",
+					slog.String("match_id", mt.MatchID), slog.String("referee_id", ref.id))
+				m.slots.quieten(ref)
+			}
 		}
 		m.slots.release(ref)
 		if !lost || ctx.Err() != nil {
@@ -477,6 +482,9 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	case !mt.wasAssigned(ref.id):
 		m.mu.Unlock()
 		return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "%s was not given match %s", ref.id, mt.MatchID)
+	}
+	m.slots.heard(ref) // it reports, late or not: it may be given matches again
+	switch {
 	case rep.RoundID != mt.Round:
 		m.mu.Unlock()
 		return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "round_id %d: %s is in round %d", rep.RoundID, mt.MatchID, mt.Round)
@@ -872,10 +880,18 @@ func (m *Manager) closeDone(mt *match) {
 // match that finds none waits in line; a slot that comes free goes to the
 // first in line, waking that match alone (not every waiting match of the
 // round, which for a round of N/2 matches would be N^2 wake-ups).
+//
+// A referee whose match ran out of time without a result is quiet: its
+// slots are handed out only when every referee is, until it is heard from
+// again (a report, or a registration after a restart). A referee that
+// takes matches and never reports cost every round a match timeout (75 s
+// with the spec's timeouts) before; now it costs the league one.
 type pool struct {
 	mu      sync.Mutex
 	free    []*agent
-	waiters []*slotWaiter // oldest first
+	waiters []*slotWaiter   // oldest first
+	refs    int             // referees with slots
+	quiet   map[*agent]bool // referees not heard from since a match ran out of time
 }
 
 // slotWaiter is a match waiting for a slot.
@@ -884,7 +900,7 @@ type slotWaiter struct {
 	got   chan *agent // buffered: handing over never blocks
 }
 
-func newPool() *pool { return &pool{} }
+func newPool() *pool { return &pool{quiet: map[*agent]bool{}} }
 
 // add adds n slots of a, interleaved with the others so that matches
 // spread over the referees.
@@ -892,7 +908,26 @@ func (p *pool) add(a *agent, n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.free = interleave(append(p.free, slices.Repeat([]*agent{a}, n)...))
+	p.refs++
 	p.handOutLocked()
+}
+
+// quieten marks a as quiet: its match ran out of time without a result.
+func (p *pool) quieten(a *agent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.quiet[a] = true
+	p.handOutLocked() // when every referee is quiet, theirs are the slots there are
+}
+
+// heard marks a as heard from: it is given matches again.
+func (p *pool) heard(a *agent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.quiet[a] {
+		delete(p.quiet, a)
+		p.handOutLocked()
+	}
 }
 
 // release gives back a slot of a. It goes last, so that the next match
@@ -907,15 +942,23 @@ func (p *pool) release(a *agent) {
 // takeLocked removes and returns a free slot, preferring one not of avoid;
 // nil when none is free.
 func (p *pool) takeLocked(avoid string) *agent {
-	if len(p.free) == 0 {
-		return nil
-	}
-	pick := 0
+	// Every referee quiet: theirs are the slots there are.
+	anyQuiet := len(p.quiet) > 0 && len(p.quiet) < p.refs
+	pick := -1
 	for i, a := range p.free {
+		if anyQuiet && p.quiet[a] {
+			continue
+		}
+		if pick < 0 {
+			pick = i
+		}
 		if a.id != avoid {
 			pick = i
 			break
 		}
+	}
+	if pick < 0 {
+		return nil
 	}
 	a := p.free[pick]
 	p.free = append(p.free[:pick], p.free[pick+1:]...)
@@ -925,11 +968,15 @@ func (p *pool) takeLocked(avoid string) *agent {
 // handOutLocked gives free slots to the matches in line, first come first
 // served.
 func (p *pool) handOutLocked() {
-	for len(p.waiters) > 0 && len(p.free) > 0 {
+	for len(p.waiters) > 0 {
 		w := p.waiters[0]
+		a := p.takeLocked(w.avoid)
+		if a == nil {
+			return
+		}
 		p.waiters[0] = nil
 		p.waiters = p.waiters[1:]
-		w.got <- p.takeLocked(w.avoid)
+		w.got <- a
 	}
 }
 

@@ -551,3 +551,24 @@ func TestRefereeBounds(t *testing.T) {
 		is.Equal(h.status().Referees, 1)
 	})
 }
+
+// TestQuietRefereeGetsNoMoreMatches: a referee that takes matches and
+// never reports cost every round a match timeout; now, once a match of
+// its runs out of time, it is given none while another referee answers.
+func TestQuietRefereeGetsNoMoreMatches(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{MatchTimeout: 200 * time.Millisecond})
+		defer h.stop()
+		silent := h.referee("REF01", 1, modeSilent, nil)
+		good := h.referee("REF02", 1, modeReport, nil)
+		for _, id := range []string{"P01", "P02", "P03", "P04"} {
+			h.player(id)
+		}
+		h.play()
+		lc := h.wait()
+		is.Equal(lc.TotalMatches, 6)
+		is.Equal(len(silent.starts), 1) // one match, then no more
+		is.Equal(len(good.starts), 6)   // every match, the silent one's too
+	})
+}
