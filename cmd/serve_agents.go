@@ -328,6 +328,9 @@ func (ro *rootOptions) agentSetup(c *cobra.Command, server *serverFlags, manager
 		return cfg, 0, nil, err
 	}
 	logger, err := ro.serverLogger(role + ":" + orPending(id))
+	if err == nil {
+		logger.Info("seed", "seed", seed) // as --seed's help says: what reproduces its choices
+	}
 	return cfg, seed, logger, err
 }
 

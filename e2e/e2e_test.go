@@ -219,10 +219,14 @@ func league(t *testing.T, seed uint64, players, referees, maxConcurrent int, str
 		startServer(t, id, "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", id,
 			"--max-concurrent-matches", fmt.Sprint(maxConcurrent), "--seed", s)
 	}
+	var first *server
 	for i := 1; i <= players; i++ {
 		id := fmt.Sprintf("P%02d", i)
-		startServer(t, id, "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id,
+		p := startServer(t, id, "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", id,
 			"--name", "Player "+id[1:], "--strategy", strategies[(i-1)%len(strategies)], "--seed", s)
+		if first == nil {
+			first = p
+		}
 	}
 	out, errs, code := runCLI(t, "start", "--manager", mgr.endpoint, "--min-players", fmt.Sprint(players),
 		"--wait", "--output", "json")
@@ -230,6 +234,10 @@ func league(t *testing.T, seed uint64, players, referees, maxConcurrent int, str
 	if code != 0 {
 		t.Fatalf("start: %s\nmanager:\n%s", errs, mgr.stderr)
 	}
+	// Every process logs its seed, as --seed's help says.
+	is.True(strings.Contains(mgr.stderr.String(), `"message":"league started"`))
+	is.True(strings.Contains(mgr.stderr.String(), `"seed":`+s))
+	is.True(strings.Contains(first.stderr.String(), `"message":"seed","agent_id":"player:P01","seed":`+s))
 	return decode(t, out)
 }
 

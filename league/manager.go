@@ -663,7 +663,7 @@ func (m *Manager) startLocked(ctx context.Context) error {
 	close(m.started)
 	m.log.LogAttrs(context.Background(), slog.LevelInfo, "league started", slog.String("league_id", m.opts.LeagueID),
 		slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)),
-		slog.Int("rounds", len(m.rounds)), slog.Int("matches", m.total))
+		slog.Int("rounds", len(m.rounds)), slog.Int("matches", m.total), slog.Uint64("seed", m.opts.Seed))
 	return nil
 }
 
