@@ -196,6 +196,7 @@ type Manager struct {
 	recording map[*match]chan struct{}
 	total     int
 	startedAt time.Time
+	born      time.Time     // when New made it: /health's uptime
 	started   chan struct{} // closed by start
 	finished  chan struct{} // closed when the league is complete
 	final     *protocol.LeagueCompleted
@@ -248,6 +249,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 		slots:      newPool(),
 		closedDone: make(chan struct{}),
 		origin:     protocol.Origin{Role: protocol.RoleLeagueManager},
+		born:       opts.Clock(),
 	}
 	close(m.closedDone)
 	m.notifyCond = sync.NewCond(&m.notifyMu)
@@ -747,17 +749,8 @@ func (m *Manager) health() any {
 		"status": "ok", "role": string(protocol.RoleLeagueManager), "id": ManagerID,
 		"league_id": st.LeagueID, "state": st.State, "players": st.Players, "referees": st.Referees,
 		"current_round": st.CurrentRound, "matches_completed": st.MatchesPlayed, "total_matches": st.TotalMatches,
-		"uptime_seconds": int(m.clock().Sub(m.startTime()).Seconds()),
+		"uptime_seconds": int(m.clock().Sub(m.born).Seconds()), // the process's, as the other agents say
 	}
-}
-
-func (m *Manager) startTime() time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.startedAt.IsZero() {
-		return m.clock()
-	}
-	return m.startedAt
 }
 
 // tokenFor is the token to send a, "" when it is not known (a manager

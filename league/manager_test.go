@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -602,4 +603,16 @@ func TestRefereeToken(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(r.Status, protocol.StatusAccepted) // without a referee token, any referee
 	})
+}
+
+// TestHealthUptime: /health's uptime is the manager's, as the other
+// agents give theirs: it was the league's, 0 all through registration.
+func TestHealthUptime(t *testing.T) {
+	is := is.New(t)
+	var now atomic.Int64
+	m := league.New(league.Options{LeagueID: leagueID, Clock: func() time.Time { return time.Unix(now.Load(), 0) }}, nil, nil)
+	now.Store(90)
+	h := m.Handler().Health().(map[string]any)
+	is.Equal(h["state"], league.StateRegistration)
+	is.Equal(h["uptime_seconds"], 90)
 }
