@@ -151,6 +151,8 @@ func TestBadInput(t *testing.T) {
 			msg: "--max-concurrent-matches must be 1 to 1000, got 1000000000"},
 		{name: "serve-referee capacity too big", args: []string{"serve-referee", "--port", "0", "--manager", "http://127.0.0.1:1/mcp",
 			"--max-concurrent-matches", "1001"}, code: 1, msg: "--max-concurrent-matches must be 1 to 1000, got 1001"},
+		{name: "negative registration window", args: []string{"serve-manager", "--port", "0", "--registration-window", "-1s"}, code: 1,
+			msg: "--registration-window must be 0 (no window) or more, got -1s"},
 		{name: "unknown transport", args: []string{"simulate", "--transport", "pigeon"}, code: 1, msg: "--transport must be mem or http"},
 		{name: "unknown output", args: []string{"simulate", "--output", "xml"}, code: 1, msg: "--output must be table or json"},
 		{name: "not a number", args: []string{"simulate", "--players", "four"}, code: 1, msg: "invalid argument"},
@@ -253,4 +255,16 @@ func TestLogs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInterrupted: a command stopped by a signal (its context canceled)
+// exits 130 and says "interrupted", not "context canceled".
+func TestInterrupted(t *testing.T) {
+	is := is.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	err := cmd.Run(ctx, []string{"simulate", "--players", "4", "--seed", "1"}, &out, &errb)
+	is.Equal(cmd.ExitCode(err), cmd.ExitInterrupted)
+	is.Equal(errb.String(), "leaguectl: interrupted\n")
 }

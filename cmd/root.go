@@ -33,8 +33,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// argument) arrive untyped: every subcommand types its errors.
 		err = usagef(err)
 	}
+	msg := err.Error()
+	if ExitCode(err) == ExitInterrupted && ctx.Err() != nil {
+		msg = "interrupted" // by a signal: "context canceled" says nothing to a user
+	}
 	// One line, whatever the error's text: scripts read the last line.
-	fmt.Fprintf(stderr, "leaguectl: %s\n", strings.Join(strings.Fields(err.Error()), " "))
+	fmt.Fprintf(stderr, "leaguectl: %s\n", strings.Join(strings.Fields(msg), " "))
 	return err
 }
 

@@ -110,6 +110,9 @@ first line of stdout.`,
 			}
 			window := cfg.Timeouts.Registration
 			if c.Flags().Changed("registration-window") {
+				if o.registrationWindow < 0 {
+					return usagef(fmt.Errorf("--registration-window must be 0 (no window) or more, got %s", o.registrationWindow))
+				}
 				window = o.registrationWindow
 			}
 			seed, err := pickSeed(c, o.seed)
