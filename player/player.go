@@ -309,6 +309,7 @@ func (p *Player) Handler() *transport.Mux {
 	m.HandleFunc(string(protocol.TypeLeagueStandingsUpdate), p.league(p.fromManager(p.onStandings)))
 	m.HandleFunc(string(protocol.TypeRoundCompleted), p.league(p.fromManager(p.onRoundCompleted)))
 	m.HandleFunc(string(protocol.TypeLeagueCompleted), p.league(p.fromManager(p.onLeagueCompleted)))
+	m.HandleFunc(string(protocol.TypeLeagueError), p.league(p.fromManager(p.onLeagueError)))
 	m.HandleFunc(protocol.MethodPing, p.onPing)
 	m.HandleFunc(protocol.MethodGetPlayerState, func(context.Context, *transport.Request) (any, error) {
 		return p.State(), nil
@@ -645,6 +646,17 @@ func (p *Player) onGameError(ctx context.Context, r *transport.Request) (any, er
 		slog.String("error_code", string(ge.ErrorCode)), slog.String("consequence", ge.Consequence),
 		slog.String("conversation_id", ge.ConversationID))
 	return p.ack(r), nil
+}
+
+// onLeagueError logs a LEAGUE_ERROR, the manager's word that something
+// the player sent was wrong (message-structures §4.10.1), and
+// acknowledges it. It changes nothing.
+func (p *Player) onLeagueError(ctx context.Context, r *transport.Request) (any, error) {
+	le := r.Msg.(*protocol.LeagueError)
+	p.log.LogAttrs(ctx, slog.LevelWarn, "league error from the manager", slog.String("error_code", string(le.ErrorCode)),
+		slog.String("error", cmp.Or(le.ErrorMessage, le.ErrorDescription)), slog.String("original_message_type", string(le.OriginalMessageType)),
+		slog.String("conversation_id", le.ConversationID))
+	return p.managerAck(r), nil
 }
 
 func (p *Player) onRoundAnnouncement(ctx context.Context, r *transport.Request) (any, error) {

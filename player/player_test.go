@@ -1111,3 +1111,18 @@ func TestToolsAndHealth(t *testing.T) {
 		})
 	})
 }
+
+// TestLeagueError: the manager's LEAGUE_ERROR (message-structures
+// §4.10.1; error-codes.md's example) is acknowledged and logged, not
+// answered "method not found" as before.
+func TestLeagueError(t *testing.T) {
+	example := jsontext.Value(`{"protocol":"league.v2","message_type":"LEAGUE_ERROR","sender":"league_manager",` +
+		`"timestamp":"2025-12-27T10:05:30Z","conversation_id":"conv-error-001","error_code":"E002",` +
+		`"error_description":"INVALID_MESSAGE_FORMAT","original_message_type":"PLAYER_REGISTER",` +
+		`"context":{"validation_errors":["Field 'auth_token' missing"]}}`)
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := serve(t, n, opts("even"))
+		is.Equal(r.call(t, "LEAGUE_ERROR", example), ackFor(protocol.TypeLeagueError, "conv-error-001"))
+	})
+}

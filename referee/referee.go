@@ -7,6 +7,7 @@
 package referee
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"fmt"
@@ -408,6 +409,7 @@ func (r *Referee) Handler() *transport.Mux {
 	m.ShareWords(r.opts.Words)
 	m.HandleFunc(string(protocol.TypeStartMatch), r.onStartMatch)
 	m.HandleFunc(string(protocol.TypeLeagueCompleted), r.onLeagueCompleted)
+	m.HandleFunc(string(protocol.TypeLeagueError), r.onLeagueError)
 	m.HandleFunc(protocol.MethodPing, func(context.Context, *transport.Request) (any, error) {
 		return map[string]string{"status": "ok", "protocol": protocol.Version, "sender": "referee:" + r.ID(),
 			"timestamp": protocol.FormatTimestamp(r.clock())}, nil
@@ -606,6 +608,22 @@ func (r *Referee) awaitRegistration(ctx context.Context) error {
 	case <-ctx.Done():
 		return protocol.Errorf(protocol.ErrServiceUnavailable, "referee is not registered yet")
 	}
+}
+
+// onLeagueError logs a LEAGUE_ERROR, the manager's word that something
+// the referee sent was wrong (message-structures §4.10.1), and
+// acknowledges it. It changes nothing: a manager that refuses a message
+// answers it with the error already.
+func (r *Referee) onLeagueError(ctx context.Context, req *transport.Request) (any, error) {
+	signed, err := r.checkManager(req.Env)
+	if err != nil {
+		return nil, err
+	}
+	le := req.Msg.(*protocol.LeagueError)
+	r.log.LogAttrs(ctx, slog.LevelWarn, "league error from the manager", slog.String("error_code", string(le.ErrorCode)),
+		slog.String("error", cmp.Or(le.ErrorMessage, le.ErrorDescription)), slog.String("original_message_type", string(le.OriginalMessageType)),
+		slog.String("conversation_id", le.ConversationID))
+	return &protocol.Ack{Envelope: r.replyEnvelope(req.Type, req.Env.ConversationID, signed), Status: "ACK"}, nil
 }
 
 func (r *Referee) onLeagueCompleted(ctx context.Context, req *transport.Request) (any, error) {

@@ -692,3 +692,23 @@ func TestVouches(t *testing.T) {
 		is.True(!ok) // no envelope
 	})
 }
+
+// TestLeagueError: the manager's LEAGUE_ERROR (message-structures
+// §4.10.1) is acknowledged and logged, not answered "method not found"
+// as before.
+func TestLeagueError(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, baseOptions(), newFakeManager(), "")
+		h.startRegistered()
+		le := &protocol.LeagueError{Envelope: mgrEnvelope(protocol.TypeLeagueError, "conv-error-001", h.token),
+			ErrorCode: protocol.ErrInvalidMessageFormat, ErrorDescription: "INVALID_MESSAGE_FORMAT",
+			OriginalMessageType: protocol.TypeMatchResultReport}
+		var ack protocol.Ack
+		is.NoErr(h.client.Call(context.Background(), h.refEP, string(protocol.TypeLeagueError), le, &ack))
+		is.Equal(ack.Status, "ACK")
+		is.Equal(ack.MessageType, protocol.TypeLeagueError)
+		is.Equal(ack.ConversationID, "conv-error-001")
+		h.logs.wait(t, "league error from the manager")
+	})
+}
