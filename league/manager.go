@@ -371,16 +371,26 @@ func (m *Manager) alwaysSigns() bool { return m.opts.Store == nil || m.opts.Toke
 // its store.
 const MaxRefereeCapacity = 1000
 
+// ofThisLeague refuses a message that names another league (E008: the
+// league it asks about does not exist here); one that names none is this
+// league's.
+func (m *Manager) ofThisLeague(env protocol.Envelope) error {
+	if env.LeagueID == "" || env.LeagueID == m.opts.LeagueID {
+		return nil
+	}
+	return &protocol.Error{Code: protocol.ErrLeagueNotFound,
+		Detail:  fmt.Sprintf("this manager runs league %q, not %q", m.opts.LeagueID, protocol.Clip(env.LeagueID)),
+		Context: map[string]any{"available_leagues": []string{m.opts.LeagueID}}}
+}
+
 // register records an agent. It refuses with an error what the agent must
 // fix (another league, an id or endpoint already registered) and rejects
 // with a reason what it cannot (registration closed, no even_odd, the
 // league full).
 func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol.Envelope, name, endpoint string, games []string,
 	capacity int, secret string) (a *agent, token, rejected string, err error) {
-	if env.LeagueID != "" && env.LeagueID != m.opts.LeagueID {
-		return nil, "", "", &protocol.Error{Code: protocol.ErrLeagueNotFound,
-			Detail:  fmt.Sprintf("this manager runs league %q, not %q", m.opts.LeagueID, protocol.Clip(env.LeagueID)),
-			Context: map[string]any{"available_leagues": []string{m.opts.LeagueID}}}
+	if err := m.ofThisLeague(env); err != nil {
+		return nil, "", "", err
 	}
 	if !contains(games, protocol.GameEvenOdd) {
 		return nil, "", "this league plays even_odd, which game_types does not list", nil

@@ -52,6 +52,9 @@ func (m *Manager) onQuery(ctx context.Context, r *transport.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
+	if err := m.ofThisLeague(*r.Env); err != nil {
+		return nil, err
+	}
 	resp := m.Answer(r.Msg.(*protocol.LeagueQuery), a.id, a.role)
 	// A message from the manager to an agent carries the agent's own token
 	// (DESIGN §4), replies included.

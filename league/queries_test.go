@@ -134,6 +134,11 @@ func TestQueries(t *testing.T) {
 		code, rpc := codes(h.call(protocol.MethodLeagueQuery, q, nil))
 		is.Equal(code, protocol.ErrInvalidMessageFormat) // unknown query type
 		is.Equal(rpc, -32002)
+		q = &protocol.LeagueQuery{Envelope: envelope(protocol.TypeLeagueQuery, "player:P01", p1.token), QueryType: protocol.QueryStandings}
+		q.LeagueID = "league_99"
+		code, rpc = codes(h.call(protocol.MethodLeagueQuery, q, nil))
+		is.Equal(code, protocol.ErrLeagueNotFound) // another league's standings: not this one's
+		is.Equal(rpc, -32008)
 
 		// admin_query: this host, no admin token.
 		ast, err := adminQuery[standingsData](h, "", protocol.QueryStandings, "")

@@ -461,6 +461,9 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
+	if err := m.ofThisLeague(rep.Envelope); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	mt := m.matches[rep.MatchID]
 	for busy := m.recording[mt]; busy != nil; busy = m.recording[mt] {
