@@ -945,11 +945,12 @@ func (p *pool) release(a *agent) {
 // takeLocked removes and returns a free slot, preferring one not of avoid;
 // nil when none is free.
 func (p *pool) takeLocked(avoid string) *agent {
-	// Every referee quiet: theirs are the slots there are.
-	anyQuiet := len(p.quiet) > 0 && len(p.quiet) < p.refs
+	// Quiet referees' slots are passed over while some referee is not
+	// quiet; when every one is, theirs are the slots there are.
+	skipQuiet := len(p.quiet) > 0 && len(p.quiet) < p.refs
 	pick := -1
 	for i, a := range p.free {
-		if anyQuiet && p.quiet[a] {
+		if skipQuiet && p.quiet[a] {
 			continue
 		}
 		if pick < 0 {
