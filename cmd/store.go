@@ -16,16 +16,23 @@ import (
 // file per league id in the working directory.
 func defaultDBPath(leagueID string) string { return "leaguectl-" + leagueID + ".db" }
 
-// openStore opens the manager's database; a failure is a configuration
-// error (exit 1): a path that cannot be opened, or a database of a newer
-// leaguectl.
+// openStore opens the manager's database, holding it until the store is
+// closed; a failure is a configuration error (exit 1): a path that cannot
+// be opened, a database another manager holds, one this process cannot
+// write, or one of a newer leaguectl.
 func openStore(ctx context.Context, path string) (*sqlite.Store, error) {
 	s, err := sqlite.Open(ctx, path)
 	if err != nil {
-		if errors.Is(err, sqlite.ErrNewerSchema) {
-			return nil, &exitError{code: ExitValidation, err: fmt.Errorf("--db %s: %w; use the leaguectl that wrote it", path, err)}
+		// Open's error begins with the path: "--db PATH: why".
+		switch {
+		case errors.Is(err, sqlite.ErrNewerSchema):
+			err = fmt.Errorf("--db %w; use the leaguectl that wrote it", err)
+		case errors.Is(err, sqlite.ErrLocked):
+			err = fmt.Errorf("--db %w; stop it, or use another --db", err)
+		default:
+			err = fmt.Errorf("--db %w", err)
 		}
-		return nil, &exitError{code: ExitValidation, err: fmt.Errorf("--db %s: %w", path, err)}
+		return nil, &exitError{code: ExitValidation, err: err}
 	}
 	return s, nil
 }

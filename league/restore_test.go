@@ -797,7 +797,9 @@ func TestStopWhileTellingTheLastRound(t *testing.T) {
 		is.Equal(<-h1.runErr, context.Canceled) // Run reports the stop, not a league
 		is.NoErr(s1.Close())
 		release()
-		sv := load(t, openStore(t, path))
+		peek := openStore(t, path)
+		sv := load(t, peek)
+		is.NoErr(peek.Close())                  // one store at a time holds a database
 		is.Equal(sv.State, league.StateRunning) // not completed
 		is.Equal(sv.ClosedRound, 2)
 		told := len(players[0].messages())

@@ -28,3 +28,9 @@ func (s *Store) Commits() (transactions, writes int64) {
 func (s *Store) Write(ctx context.Context, apply func(ctx context.Context, tx *sql.Tx) error) error {
 	return s.write(ctx, apply)
 }
+
+// OpenUnlocked is Open without the database's lock, for tests of two
+// stores on one file, which SQLite's own locks keep apart.
+func OpenUnlocked(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, openOptions{unlocked: true})
+}

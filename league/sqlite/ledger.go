@@ -57,7 +57,8 @@ func OpenExisting(ctx context.Context, path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	s, err := Open(ctx, path)
+	// Without the lock: export reads while a manager holds the database.
+	s, err := open(ctx, path, openOptions{unlocked: true})
 	if err != nil {
 		return nil, err
 	}

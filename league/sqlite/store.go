@@ -2,7 +2,8 @@
 // database (modernc.org/sqlite, pure Go): WAL, every write durable
 // (synchronous=FULL) before it returns. Writes that wait while another
 // commits are committed together, in one transaction and one flush of the
-// disk (group commit).
+// disk (group commit). One store at a time writes a database: Open takes
+// its lock (PATH.lock), and refuses a database it could not write.
 package sqlite
 
 import (
@@ -101,9 +102,22 @@ var migrations = [...]string{
 // ErrNewerSchema is returned for a database written by a newer leaguectl.
 var ErrNewerSchema = errors.New("database schema is newer than this leaguectl")
 
+// ErrReadOnly is returned by Open for a database this process cannot
+// write: a manager on it would start, and then fail every write.
+var ErrReadOnly = errors.New("the database is read-only to this process")
+
+// readOnly is ErrReadOnly with why, and what a manager needs.
+func readOnly(why error) error {
+	return fmt.Errorf("%w (%v); a manager must be able to write the file, its -wal, -shm and .lock files, and their directory",
+		ErrReadOnly, why)
+}
+
 // Store is a league.Store in SQLite.
 type Store struct {
 	db *sql.DB
+	// lock is the database's lock, held until Close; nil for Memory, and
+	// for a store that only reads (OpenExisting).
+	lock *dbLock
 	// base is the context of the transactions: Open's values, never
 	// cancelled (a write's own statements run under its caller's context).
 	base context.Context
@@ -118,6 +132,8 @@ type Store struct {
 	quit    chan struct{}
 	stopped chan struct{}
 	closing sync.Once
+	// closeErr is the outcome of Close, for every call of it.
+	closeErr error
 	// taken counts the writes the commit loop took, transactions and
 	// written its committed transactions and the writes they held.
 	taken, transactions, written atomic.Int64
@@ -151,8 +167,39 @@ func (c *connector) Connect(context.Context) (driver.Conn, error) { return c.drv
 func (c *connector) Driver() driver.Driver                        { return &c.drv }
 
 // Open opens (creating it if need be) the database at path, or a
-// throwaway one for Memory, and brings its schema up to date.
+// throwaway one for Memory, and brings its schema up to date. It holds
+// the database's lock until Close: a database another store holds, in
+// this process or another, is refused with ErrLocked; and one this
+// process cannot write, with ErrReadOnly.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, openOptions{})
+}
+
+// openOptions are Open's, for tests.
+type openOptions struct {
+	// unlocked opens without the database's lock, for tests of two stores
+	// on one file, which SQLite's own locks keep apart.
+	unlocked bool
+}
+
+func open(ctx context.Context, path string, o openOptions) (*Store, error) {
+	var lock *dbLock
+	if !o.unlocked && path != Memory {
+		var err error
+		if lock, err = lockDB(path); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	s, err := openLocked(ctx, path)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+func openLocked(ctx context.Context, path string) (*Store, error) {
 	// Every transaction of the store writes: BEGIN IMMEDIATE takes the
 	// write lock at once (waiting busy_timeout for it), so that two
 	// connections never both read and then both try to write.
@@ -178,10 +225,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	s.start(ctx)
+	return s, nil
+}
+
+// start starts the commit loop.
+func (s *Store) start(ctx context.Context) {
 	s.kick, s.quit, s.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	s.base = context.WithoutCancel(ctx)
 	go s.commitLoop()
-	return s, nil
 }
 
 // uriPath escapes what a file name cannot hold as it is in an SQLite URI
@@ -192,6 +244,9 @@ var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 // Close closes the database once the commit loop has stopped: it first
 // commits the writes already queued. A write that comes after, or that
 // the loop had not woken for, fails with ErrClosed.
+//
+// The database's lock is released once the database is closed, so that
+// the next manager on it finds it as this one left it.
 func (s *Store) Close() error {
 	s.closing.Do(func() {
 		s.mu.Lock()
@@ -205,8 +260,10 @@ func (s *Store) Close() error {
 		}
 		s.queue = nil
 		s.mu.Unlock()
+		s.closeErr = s.db.Close()
+		s.lock.release()
 	})
-	return s.db.Close()
+	return s.closeErr
 }
 
 // commitLoop commits the writes as they come: it takes every write that

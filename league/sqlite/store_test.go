@@ -44,6 +44,18 @@ func open(t *testing.T, path string) *sqlite.Store {
 	return s
 }
 
+// openUnlocked is open without the database's lock, for a second store
+// on one file, which SQLite's own locks keep apart.
+func openUnlocked(t *testing.T, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.OpenUnlocked(testCtx(t), path)
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func dbPath(t *testing.T) string { return filepath.Join(t.TempDir(), "league.db") }
 
 var testLeague = league.LeagueRecord{LeagueID: "league_2025_even_odd", Seed: math.MaxUint64,
@@ -108,14 +120,16 @@ func TestOpen(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(sv.League, testLeague) // what the first Open wrote
 	})
-	t.Run("two at once", func(t *testing.T) {
+	t.Run("two at once, unlocked", func(t *testing.T) {
+		// Two managers never open one file at once (TestOpenLocked), but
+		// SQLite's own locks would keep them apart.
 		is := is.New(t)
 		path := dbPath(t)
 		var wg sync.WaitGroup
 		errs := make(chan error, 8)
 		for range 8 {
 			wg.Go(func() {
-				s, err := sqlite.Open(testCtx(t), path)
+				s, err := sqlite.OpenUnlocked(testCtx(t), path)
 				if err == nil {
 					err = s.Close()
 				}
@@ -331,7 +345,7 @@ func TestConcurrentWriters(t *testing.T) {
 		path := dbPath(t)
 		rounds := oneRound(50)
 		s := started(t, path, rounds)
-		other := open(t, path) // another connection to the same file writes too
+		other := openUnlocked(t, path) // another connection to the same file writes too (SQLite's locks keep them apart)
 		var wg sync.WaitGroup
 		errs := make(chan error, 50)
 		want := map[string]league.ResultRecord{}
@@ -370,7 +384,7 @@ func TestConcurrentWriters(t *testing.T) {
 		path := dbPath(t)
 		rounds := oneRound(1)
 		s := started(t, path, rounds)
-		other := open(t, path)
+		other := openUnlocked(t, path)
 		p := rounds[0][0]
 		var wg sync.WaitGroup
 		type saved struct {
