@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"net/url"
 )
 
 // DB is the store's database, for tests that look underneath the store.
@@ -33,4 +34,10 @@ func (s *Store) Write(ctx context.Context, apply func(ctx context.Context, tx *s
 // stores on one file, which SQLite's own locks keep apart.
 func OpenUnlocked(ctx context.Context, path string) (*Store, error) {
 	return open(ctx, path, openOptions{unlocked: true})
+}
+
+// OpenReadOnlyURI is Open of a database SQLite opens read-only (mode=ro
+// in its URI), as it does one this process cannot write.
+func OpenReadOnlyURI(ctx context.Context, path string) (*Store, error) {
+	return open(ctx, path, openOptions{params: url.Values{"mode": {"ro"}}})
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,6 +116,19 @@ func (h *helperProc) line(t *testing.T) string {
 	return strings.TrimSuffix(l, "\n")
 }
 
+// runHelper runs a helper process to its end: its one line and exit code.
+func runHelper(t *testing.T, exe, what, path string, as *syscall.Credential) (string, int) {
+	t.Helper()
+	h := startHelper(t, exe, what, path, as)
+	h.stdin.Close()
+	out, err := io.ReadAll(h.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = h.cmd.Wait()
+	return strings.TrimSuffix(string(out), "\n"), h.cmd.ProcessState.ExitCode()
+}
+
 // selfExe is this test binary, which starts the helper processes.
 func selfExe(t *testing.T) string {
 	t.Helper()
@@ -123,4 +137,55 @@ func selfExe(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return exe
+}
+
+// unprivileged is what a test of file permissions needs, which root
+// would not be subject to: a directory every user may enter
+// (removed when the test ends), and, when the test runs as root, a copy
+// of this test binary beside it and the user (nobody, 65534) to run it
+// as; as another user, as is nil and exe this binary.
+func unprivileged(t *testing.T) (dir, exe string, as *syscall.Credential) {
+	t.Helper()
+	base, err := os.MkdirTemp("", "leaguectl-sqlite-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Give back the write permission the test took away, then remove.
+		_ = filepath.WalkDir(base, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+		_ = os.RemoveAll(base)
+	})
+	dir = filepath.Join(base, "data")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{base, dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe = selfExe(t)
+	if os.Geteuid() != 0 {
+		return dir, exe, nil
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe = filepath.Join(base, "sqlite.test")
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	as = &syscall.Credential{Uid: 65534, Gid: 65534}
+	probe := exec.CommandContext(testCtx(t), exe, "-test.run=^$")
+	probe.SysProcAttr = &syscall.SysProcAttr{Credential: as}
+	if out, err := probe.CombinedOutput(); err != nil {
+		t.Skipf("root, and cannot run a process as uid 65534: %v %s", err, out)
+	}
+	return dir, exe, as
 }

@@ -180,6 +180,8 @@ type openOptions struct {
 	// unlocked opens without the database's lock, for tests of two stores
 	// on one file, which SQLite's own locks keep apart.
 	unlocked bool
+	// params are more parameters of the SQLite URI (mode=ro).
+	params url.Values
 }
 
 func open(ctx context.Context, path string, o openOptions) (*Store, error) {
@@ -190,7 +192,7 @@ func open(ctx context.Context, path string, o openOptions) (*Store, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	s, err := openLocked(ctx, path)
+	s, err := openLocked(ctx, path, o.params)
 	if err != nil {
 		lock.release()
 		return nil, err
@@ -199,12 +201,15 @@ func open(ctx context.Context, path string, o openOptions) (*Store, error) {
 	return s, nil
 }
 
-func openLocked(ctx context.Context, path string) (*Store, error) {
+func openLocked(ctx context.Context, path string, params url.Values) (*Store, error) {
 	// Every transaction of the store writes: BEGIN IMMEDIATE takes the
 	// write lock at once (waiting busy_timeout for it), so that two
 	// connections never both read and then both try to write.
 	busy := "busy_timeout(" + strconv.Itoa(int(busyTimeout/time.Millisecond)) + ")"
 	q := url.Values{"_pragma": {busy, "foreign_keys(1)", "synchronous(FULL)"}, "_txlock": {"immediate"}}
+	for k, v := range params {
+		q[k] = v
+	}
 	dsn := "file:" + uriPath.Replace(path) + "?" + q.Encode()
 	if path == Memory {
 		dsn = "file::memory:?" + q.Encode()
@@ -221,8 +226,15 @@ func openLocked(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	s := &Store{db: db}
-	if err := s.setUp(ctx); err != nil {
+	err := s.setUp(ctx)
+	if err == nil {
+		err = s.probe(ctx)
+	}
+	if err != nil {
 		db.Close()
+		if sqliteCode(err) == sqlite3.SQLITE_READONLY {
+			err = readOnly(err)
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	s.start(ctx)
@@ -234,6 +246,23 @@ func (s *Store) start(ctx context.Context) {
 	s.kick, s.quit, s.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	s.base = context.WithoutCancel(ctx)
 	go s.commitLoop()
+}
+
+// probe makes a write that changes nothing, committed: a database that
+// can be read but not written (a read-only file, directory or file
+// system, or another user's files) opens and reads as any other, and
+// only a write tells. A manager on it would start, and then fail every
+// write.
+func (s *Store) probe(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(SchemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // uriPath escapes what a file name cannot hold as it is in an SQLite URI
