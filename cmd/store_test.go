@@ -3,11 +3,14 @@ package cmd_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -75,4 +78,44 @@ func TestServeManagerHoldsItsDatabase(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(sv.State, league.StateRegistration) // the first manager's league, alone
 	is.NoErr(s.Close())
+}
+
+// TestExportWritesNothing: export reads the database without writing it,
+// nor making any file beside it.
+func TestExportWritesNothing(t *testing.T) {
+	is := is.New(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "league.db")
+	s, err := sqlite.Open(ctx, db)
+	is.NoErr(err)
+	is.NoErr(s.CreateLeague(ctx, league.LeagueRecord{LeagueID: "league_2025_even_odd", Seed: 1, CreatedAt: time.Unix(0, 0)}))
+	is.NoErr(s.SaveSchedule(ctx, time.Unix(1, 0), [][]league.Pairing{{{Round: 1, MatchID: "R1M1", A: "P01", B: "P02"}}}))
+	is.NoErr(s.Close())
+	before := dirSums(t, dir)
+	out, errs, code := run(t, "export", "--db", db, "--format", "csv")
+	is.Equal(errs, "")
+	is.Equal(code, 0)
+	is.Equal(out, "round,match_id,player_a,player_b,status,referee,choice_a,choice_b,drawn_number,winner,result_a,result_b,technical_loss,assigned_at,reported_at\n"+
+		"1,R1M1,P01,P02,PENDING,,,,,,,,,,\n")
+	is.Equal(dirSums(t, dir), before) // no byte changed, no file made
+}
+
+// dirSums is every file of dir, by name, with the SHA-256 of its bytes.
+func dirSums(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		out[e.Name()] = hex.EncodeToString(sum[:])
+	}
+	return out
 }

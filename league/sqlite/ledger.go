@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -49,22 +48,6 @@ func (r LedgerRow) Record() []string {
 		drawn, r.Winner, r.ResultA, r.ResultB, r.TechnicalLoss, r.AssignedAt, r.ReportedAt}
 }
 
-// OpenExisting opens a database that must exist already, for reading.
-func OpenExisting(ctx context.Context, path string) (*Store, error) {
-	if path == Memory {
-		return nil, fmt.Errorf("%s holds nothing to read", Memory)
-	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, err
-	}
-	// Without the lock: export reads while a manager holds the database.
-	s, err := open(ctx, path, openOptions{unlocked: true})
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
 // ledgerTime is a stored time as the ledger shows it: RFC 3339, without
 // the trailing zeros of the stored form.
 func ledgerTime(s sql.NullString) string {
@@ -77,6 +60,20 @@ func ledgerTime(s sql.NullString) string {
 
 // Ledger is one row per scheduled match, in schedule order.
 func (s *Store) Ledger(ctx context.Context) ([]LedgerRow, error) {
+	if s.version == 0 {
+		return nil, nil // an empty database: no league, no matches
+	}
+	out, err := s.ledger(ctx)
+	if err == nil && s.unchanged != nil {
+		err = s.unchanged()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *Store) ledger(ctx context.Context) ([]LedgerRow, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT m.round, m.match_id, m.player_a, m.player_b,
 		r.referee_id, r.choice_a, r.choice_b, r.drawn_number, r.winner, r.status_a, r.status_b, r.technical_losses,
 		(SELECT MIN(assigned_at) FROM assignments a WHERE a.match_id = m.match_id), r.reported_at

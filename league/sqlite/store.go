@@ -4,6 +4,7 @@
 // commits are committed together, in one transaction and one flush of the
 // disk (group commit). One store at a time writes a database: Open takes
 // its lock (PATH.lock), and refuses a database it could not write.
+// OpenExisting reads one without writing anything.
 package sqlite
 
 import (
@@ -118,6 +119,13 @@ type Store struct {
 	// lock is the database's lock, held until Close; nil for Memory, and
 	// for a store that only reads (OpenExisting).
 	lock *dbLock
+	// readOnly is a store of OpenExisting, version the schema version of
+	// its database (which it does not migrate), and unchanged, when it
+	// reads the file as immutable, what tells that the file was not
+	// written meanwhile.
+	readOnly  bool
+	version   int
+	unchanged func() error
 	// base is the context of the transactions: Open's values, never
 	// cancelled (a write's own statements run under its caller's context).
 	base context.Context
@@ -225,7 +233,7 @@ func openLocked(ctx context.Context, path string, params url.Values) (*Store, er
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s := &Store{db: db}
+	s := &Store{db: db, version: SchemaVersion}
 	err := s.setUp(ctx)
 	if err == nil {
 		err = s.probe(ctx)
@@ -393,6 +401,9 @@ func (s *Store) inOne(ws []*write) error {
 // wait for SQLite's lock (busyTimeout) or, failed, be made again write by
 // write; what it is told is what the store holds.
 func (s *Store) write(ctx context.Context, apply func(ctx context.Context, tx *sql.Tx) error) error {
+	if s.readOnly {
+		return ErrOpenForReading
+	}
 	w := &write{ctx: ctx, apply: apply, done: make(chan error, 1)}
 	s.mu.Lock()
 	if s.closed {
@@ -640,6 +651,20 @@ func (s *Store) SaveCompletion(ctx context.Context, at time.Time) error {
 
 // Load implements league.Store.
 func (s *Store) Load(ctx context.Context) (*league.Saved, error) {
+	if s.version == 0 {
+		return nil, nil // an empty database (read as it is by OpenExisting)
+	}
+	sv, err := s.load(ctx)
+	if err == nil && s.unchanged != nil {
+		err = s.unchanged()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sv, nil
+}
+
+func (s *Store) load(ctx context.Context) (*league.Saved, error) {
 	// One read transaction: a snapshot, whatever another connection writes
 	// meanwhile.
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -665,7 +690,7 @@ func (s *Store) Load(ctx context.Context) (*league.Saved, error) {
 	}
 	sv.League.CreatedAt, sv.StartedAt, sv.CompletedAt = parseTS(created), parseTS(started), parseTS(completed)
 
-	if err := loadAgents(ctx, tx, &sv); err != nil {
+	if err := loadAgents(ctx, tx, &sv, s.version); err != nil {
 		return nil, err
 	}
 	if err := loadMatches(ctx, tx, &sv); err != nil {
@@ -677,8 +702,14 @@ func (s *Store) Load(ctx context.Context) (*league.Saved, error) {
 	return &sv, nil
 }
 
-func loadAgents(ctx context.Context, tx *sql.Tx, sv *league.Saved) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, role, display_name, endpoint, token_sha256, token_nonce, capacity, registered_at FROM agents ORDER BY seq`)
+// loadAgents reads the agents of a database of the given schema version:
+// before version 2, none has a token nonce.
+func loadAgents(ctx context.Context, tx *sql.Tx, sv *league.Saved, version int) error {
+	nonce := "token_nonce"
+	if version < 2 {
+		nonce = "NULL"
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, role, display_name, endpoint, token_sha256, `+nonce+`, capacity, registered_at FROM agents ORDER BY seq`)
 	if err != nil {
 		return err
 	}
