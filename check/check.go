@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -147,6 +148,8 @@ type checker struct {
 	opts   Options
 	report *Report
 	ids    atomic.Uint64
+	// plan is every check of the role, in the order reported.
+	plan []planned
 
 	stop      chan struct{} // closed at the end: blocked fake handlers give up
 	mu        sync.Mutex
@@ -157,20 +160,77 @@ type checker struct {
 	health *healthResult
 }
 
-// begin checks the options and that the target answers at all.
-func begin(ctx context.Context, role string, opts Options) (*checker, error) {
+// planned is a check of a role: its name and rule.
+type planned struct{ name, rule string }
+
+// run runs a role's check: the reachability ping, then body. Its report
+// lists every check of plan, in plan's order, whatever happened: a check
+// not made is failed as "not run". The error is ErrUnreachable, wrapped,
+// with the report of the unreachable agent; an error of the options, of
+// the checker's own listeners or of ctx comes without one.
+func run(ctx context.Context, role string, opts Options, plan []planned, body func(*checker) error) (*Report, error) {
 	opts = opts.withDefaults()
 	if opts.Network == nil {
 		return nil, errors.New("check: Options.Network is required")
 	}
-	if _, err := url.Parse(opts.Target); err != nil || opts.Target == "" {
-		return nil, fmt.Errorf("%w: %q is not an endpoint URL", ErrUnreachable, opts.Target)
-	}
 	c := &checker{opts: opts, report: &Report{Role: role, Target: opts.Target}, stop: make(chan struct{})}
+	for _, p := range plan {
+		if p.name != "GET /health" || c.isHTTP() {
+			c.plan = append(c.plan, p)
+		}
+	}
+	defer c.end()
+	if _, err := url.Parse(opts.Target); err != nil || opts.Target == "" {
+		err := fmt.Errorf("%w: %q is not an endpoint URL", ErrUnreachable, opts.Target)
+		return c.finish("the agent cannot be reached"), err
+	}
 	if err := c.reach(ctx); err != nil {
+		if !errors.Is(err, ErrUnreachable) {
+			return nil, err
+		}
+		c.pingCheck()
+		c.healthCheck()
+		return c.finish("the agent cannot be reached"), err
+	}
+	if err := body(c); err != nil {
 		return nil, err
 	}
-	return c, nil
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return c.finish("an earlier check did not get that far"), nil
+}
+
+// finish lists the checks of the plan that were not made as not run, for
+// why, and puts the report in the plan's order.
+func (c *checker) finish(why string) *Report {
+	made := map[string]bool{}
+	for _, ch := range c.report.Checks {
+		made[ch.Name] = true
+	}
+	for _, p := range c.plan {
+		if !made[p.name] {
+			c.notRun(why, p.name)
+		}
+	}
+	order := map[string]int{}
+	for i, p := range c.plan {
+		order[p.name] = i
+	}
+	slices.SortStableFunc(c.report.Checks, func(a, b Check) int {
+		ia, oka := order[a.Name]
+		ib, okb := order[b.Name]
+		switch {
+		case oka && okb:
+			return ia - ib
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return 0
+	})
+	return c.report
 }
 
 // reach sends one ping and, for an HTTP target, GET /health, both with
@@ -240,8 +300,18 @@ func (c *checker) result(name, rule string, x *exchange, problem, detail string)
 // notRun reports checks that could not be made, as failed.
 func (c *checker) notRun(why string, names ...string) {
 	for _, n := range names {
-		c.add(Check{Name: n, Rule: laterRules[n], Detail: "not run: " + why})
+		c.add(Check{Name: n, Rule: c.ruleOf(n), Detail: "not run: " + why})
 	}
+}
+
+// ruleOf is the rule of the check named name.
+func (c *checker) ruleOf(name string) string {
+	for _, p := range c.plan {
+		if p.name == name {
+			return p.rule
+		}
+	}
+	return ""
 }
 
 // pingCheck reports the reachability ping.

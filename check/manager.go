@@ -25,22 +25,20 @@ const (
 // league.
 //
 // The error is ErrUnreachable, wrapped, when the manager answers neither
-// ping nor GET /health, or an error of the checker's own listeners; every
-// other problem is a failed Check.
+// ping nor GET /health (the report says so, every later check not run), or
+// an error of the checker's own listeners; every other problem is a failed
+// Check.
 func Manager(ctx context.Context, opts Options) (*Report, error) {
-	c, err := begin(ctx, "manager", opts)
-	if err != nil {
-		return nil, err
-	}
-	defer c.end()
-	m, err := newManagerRun(c)
-	if err != nil {
-		return nil, err
-	}
-	c.pingCheck()
-	c.healthCheck()
-	m.run(ctx)
-	return c.report, nil
+	return run(ctx, "manager", opts, managerPlan(), func(c *checker) error {
+		m, err := newManagerRun(c)
+		if err != nil {
+			return err
+		}
+		c.pingCheck()
+		c.healthCheck()
+		m.run(ctx)
+		return nil
+	})
 }
 
 // fakeAgent is a referee or player of the manager check: it keeps every
@@ -48,6 +46,7 @@ func Manager(ctx context.Context, opts Options) (*Report, error) {
 type fakeAgent struct {
 	f      *fake
 	got    *inbox[received[protocol.Message]]
+	name   string // in a report: "the referee", "the first player"
 	id     string // assigned at registration
 	token  string
 	sender func() string
@@ -62,20 +61,20 @@ type managerRun struct {
 func newManagerRun(c *checker) (*managerRun, error) {
 	m := &managerRun{checker: c}
 	var err error
-	if m.ref, err = m.fakeAgent("referee", protocol.RoleReferee); err != nil {
+	if m.ref, err = m.fakeAgent("referee", "the referee", protocol.RoleReferee); err != nil {
 		return nil, err
 	}
-	if m.p1, err = m.fakeAgent("player-1", protocol.RolePlayer); err != nil {
+	if m.p1, err = m.fakeAgent("player-1", "the first player", protocol.RolePlayer); err != nil {
 		return nil, err
 	}
-	if m.p2, err = m.fakeAgent("player-2", protocol.RolePlayer); err != nil {
+	if m.p2, err = m.fakeAgent("player-2", "the second player", protocol.RolePlayer); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-func (m *managerRun) fakeAgent(name string, role protocol.Role) (*fakeAgent, error) {
-	a := &fakeAgent{got: newInbox[received[protocol.Message]]()}
+func (m *managerRun) fakeAgent(name, shown string, role protocol.Role) (*fakeAgent, error) {
+	a := &fakeAgent{name: shown, got: newInbox[received[protocol.Message]]()}
 	a.sender = func() string { return string(role) + ":" + orDash(a.id) }
 	mux := transport.NewMux(m.opts.Logger)
 	take := func(_ context.Context, r *transport.Request) (any, error) {
@@ -110,23 +109,31 @@ func (m *managerRun) env(t protocol.MessageType, sender, conv, token string) pro
 }
 
 func (m *managerRun) run(ctx context.Context) {
-	if !m.registrations(ctx) {
-		m.notRun("the checker's agents could not register", "start_league", "START_MATCH to the referee", "report acknowledged",
-			"duplicate report not counted twice", "standings after the result", "round broadcasts to players", "LEAGUE_COMPLETED to everyone")
+	m.registrations(ctx)
+	m.refusals(ctx)
+	var missing []string
+	for _, a := range []*fakeAgent{m.ref, m.p1, m.p2} {
+		if a.token == "" {
+			missing = append(missing, a.name)
+		}
+	}
+	if len(missing) > 0 {
+		m.notRun(strings.Join(missing, " and ")+" of the checker did not register", "start_league", "START_MATCH to the referee",
+			"report acknowledged", "standings after the result", "duplicate report not counted twice", "round broadcasts to players",
+			"LEAGUE_COMPLETED to everyone")
 		return
 	}
-	m.refusals(ctx)
 	if !m.startLeague(ctx) {
-		m.notRun("the league did not start", "START_MATCH to the referee", "report acknowledged",
-			"duplicate report not counted twice", "standings after the result", "round broadcasts to players", "LEAGUE_COMPLETED to everyone")
+		m.notRun("the league did not start", "START_MATCH to the referee", "report acknowledged", "standings after the result",
+			"duplicate report not counted twice", "round broadcasts to players", "LEAGUE_COMPLETED to everyone")
 		return
 	}
 	m.league(ctx)
 }
 
 // registrations registers the referee and both players, and checks the
-// answers; false when the league cannot be played with them.
-func (m *managerRun) registrations(ctx context.Context) bool {
+// answers; an agent that registered has its id and token.
+func (m *managerRun) registrations(ctx context.Context) {
 	x := m.call(ctx, protocol.MethodRegisterReferee, &protocol.RefereeRegisterRequest{
 		Envelope: m.env(protocol.TypeRefereeRegisterRequest, "referee:"+mgrRefereeID, "conv-check-register-referee", m.opts.RefereeToken),
 		RefereeMeta: &protocol.RefereeMeta{DisplayName: "leaguectl check referee", Version: "1.0.0",
@@ -152,7 +159,6 @@ func (m *managerRun) registrations(ctx context.Context) bool {
 		seen[a.token] = true
 	}
 	m.add(Check{Name: "distinct tokens", Rule: ruleTokens, Passed: problem == "", Detail: firstOf(problem, "3 registrations, 3 different tokens")})
-	return m.ref.token != "" && m.p1.token != "" && m.p2.token != ""
 }
 
 func (m *managerRun) registerPlayer(ctx context.Context, sender, endpoint, n string) *exchange {
@@ -230,35 +236,56 @@ func (m *managerRun) query(ctx context.Context, sender, token string) *exchange 
 }
 
 // refusals: a duplicate, an invalid registration, and queries and a
-// report without the right token.
+// report without the right token. A refusal of a registered agent's
+// request is only one of its token when the agent registered: the checks
+// that need the first player or the referee are not run without them.
 func (m *managerRun) refusals(ctx context.Context) {
-	x := m.registerPlayer(ctx, "player:"+m.p1.id, m.p1.f.ep, "1-again")
-	m.refusal("duplicate registration (E017)", ruleDuplicate, x, protocol.ErrDuplicateRegistration)
+	p1 := m.p1.token != ""
+	const p1Missing = "the first player of the checker did not register"
+	if p1 {
+		x := m.registerPlayer(ctx, "player:"+m.p1.id, m.p1.f.ep, "1-again")
+		m.refusal("duplicate registration (E017)", ruleDuplicate, x, protocol.ErrDuplicateRegistration)
+	} else {
+		m.notRun(p1Missing, "duplicate registration (E017)")
+	}
 
-	x = m.call(ctx, protocol.MethodRegisterPlayer, &struct{ protocol.Envelope }{
+	x := m.call(ctx, protocol.MethodRegisterPlayer, &struct{ protocol.Envelope }{
 		m.env(protocol.TypeLeagueRegisterRequest, "player:pending", "conv-check-register-player-3", ""),
 	}, m.opts.Timeout)
 	m.refusal("registration without player_meta (E002)", ruleMissingMeta, x, protocol.ErrInvalidMessageFormat)
 
 	player := "player:" + m.p1.id
-	m.refusal("query without token (E003)", ruleNoToken, m.query(ctx, player, ""), "")
-	m.refusal("query with a wrong token (E012)", ruleWrongToken, m.query(ctx, player, newToken("player", "wrong")), protocol.ErrAuthTokenInvalid)
+	if p1 {
+		m.refusal("query without token (E003)", ruleNoToken, m.query(ctx, player, ""), "")
+		m.refusal("query with a wrong token (E012)", ruleWrongToken, m.query(ctx, player, newToken("player", "wrong")), protocol.ErrAuthTokenInvalid)
+	} else {
+		m.notRun(p1Missing, "query without token (E003)", "query with a wrong token (E012)")
+	}
 	m.refusal("query from an unknown sender (E004)", ruleUnknownSender,
 		m.query(ctx, "player:"+mgrStranger, newToken("player", mgrStranger)), protocol.ErrAgentNotRegistered)
 
-	x = m.query(ctx, player, m.p1.token)
-	problem := ""
-	var resp protocol.LeagueQueryResponse
-	switch {
-	case !x.ok():
-		problem = "not answered with a result: " + x.describe()
-	case x.decode(&resp) != nil:
-		problem = "the answer is not a LEAGUE_QUERY_RESPONSE: " + x.decode(&resp).Error()
-	case !resp.Success:
-		problem = "success is false"
+	if p1 {
+		x = m.query(ctx, player, m.p1.token)
+		problem := ""
+		var resp protocol.LeagueQueryResponse
+		switch {
+		case !x.ok():
+			problem = "not answered with a result: " + x.describe()
+		case x.decode(&resp) != nil:
+			problem = "the answer is not a LEAGUE_QUERY_RESPONSE: " + x.decode(&resp).Error()
+		case !resp.Success:
+			problem = "success is false"
+		}
+		m.result("query with the token", ruleQuery, x, problem, "GET_STANDINGS answered with success")
+	} else {
+		m.notRun(p1Missing, "query with the token")
 	}
-	m.result("query with the token", ruleQuery, x, problem, "GET_STANDINGS answered with success")
 
+	if m.ref.token == "" || m.p1.token == "" || m.p2.token == "" {
+		// The forged report is of a match between the registered players.
+		m.notRun("the referee or a player of the checker did not register", "report with a wrong token refused")
+		return
+	}
 	rep := m.report(m.ref.id, newToken("referee", "wrong"), "R1M1", 1, m.p1.id, m.p2.id, "conv-check-report-forged")
 	m.refusal("report with a wrong token refused", ruleReportWrongTok, m.call(ctx, protocol.MethodReportMatchResult, rep, m.opts.Timeout), "")
 }

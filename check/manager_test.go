@@ -116,17 +116,29 @@ func TestManagerRefereeToken(t *testing.T) {
 }
 
 // TestManagerRefereeTokenMissing: the checker's referee without the token
-// is refused (E003), and the league's checks are not run.
+// is refused (E003). Every check is still listed: the players' refusals
+// are checked, and those that need the referee are not run.
 func TestManagerRefereeTokenMissing(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		ep, _ := runManager(t, n, league.Options{RefereeToken: "ref-s3cret"})
 		r := checkManager(t, n, ep, check.Options{})
+		explain(t, r)
+		all, failed := names(r)
+		is.Equal(all, wantChecks(n, managerChecks)) // all 20 (19 on the bus), in order
+		is.Equal(failed, []string{"referee registration", "distinct tokens", "report with a wrong token refused", "start_league",
+			"START_MATCH to the referee", "report acknowledged", "standings after the result",
+			"duplicate report not counted twice", "round broadcasts to players", "LEAGUE_COMPLETED to everyone"})
 		c, _ := r.Find("referee registration")
-		is.True(!c.Passed)
 		is.True(strings.Contains(c.Detail, "E003"))
 		is.True(strings.Contains(c.Detail, "--referee-token"))
-		c, _ = r.Find("start_league")
-		is.True(!c.Passed)
+		c, _ = r.Find("distinct tokens")
+		is.Equal(c.Detail, "referee:- got no token")
+		c, _ = r.Find("report with a wrong token refused")
+		is.Equal(c.Detail, "not run: the referee or a player of the checker did not register")
+		for _, name := range all[len(all)-7:] {
+			c, _ = r.Find(name)
+			is.Equal(c.Detail, "not run: the referee of the checker did not register")
+		}
 	})
 }

@@ -18,16 +18,14 @@ import (
 // and checks each answer. The player need not be registered anywhere.
 //
 // The error is ErrUnreachable, wrapped, when the player answers neither
-// ping nor GET /health; every other problem is a failed Check.
+// ping nor GET /health (the report says so, every later check not run);
+// every other problem is a failed Check.
 func Player(ctx context.Context, opts Options) (*Report, error) {
-	c, err := begin(ctx, "player", opts)
-	if err != nil {
-		return nil, err
-	}
-	defer c.end()
-	p := &playerRun{checker: c}
-	p.run(ctx)
-	return c.report, nil
+	return run(ctx, "player", opts, playerPlan(), func(c *checker) error {
+		p := &playerRun{checker: c}
+		p.run(ctx)
+		return nil
+	})
 }
 
 // The matches the player check plays.

@@ -264,7 +264,8 @@ func TestHappyWithLeagueV1Fails(t *testing.T) {
 }
 
 // TestUnreachable: nothing at the endpoint is ErrUnreachable at once, not
-// after a timeout per check.
+// after a timeout per check, with a report all the same: the ping (and GET
+// /health) failed with why, every other check of the role not run.
 func TestUnreachable(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
@@ -273,10 +274,26 @@ func TestUnreachable(t *testing.T) {
 			target = transporttest.DeadEndpoint(t) // refused
 		}
 		start := time.Now()
-		for _, f := range []func(context.Context, check.Options) (*check.Report, error){check.Player, check.Referee, check.Manager} {
+		for role, f := range map[string]func(context.Context, check.Options) (*check.Report, error){
+			"player": check.Player, "referee": check.Referee, "manager": check.Manager,
+		} {
 			r, err := f(ctxFor(t, 10*time.Second), check.Options{Target: target, Network: n, Timeout: 5 * time.Second})
 			is.True(errors.Is(err, check.ErrUnreachable)) // unreachable
-			is.Equal(r, nil)
+			is.Equal(r.Role, role)
+			is.Equal(r.Target, target)
+			all, failed := names(r)
+			is.Equal(all, wantChecks(n, map[string][]string{"player": playerChecks, "referee": refereeChecks, "manager": managerChecks}[role]))
+			is.Equal(failed, all) // every check listed, and failed
+			ping, _ := r.Find("ping")
+			is.Equal(ping.Sent, `{"jsonrpc":"2.0","method":"ping","id":1}`)
+			is.True(strings.HasPrefix(ping.Detail, "ping not answered with a result: "))
+			is.Equal(ping.Got, "(no answer: "+strings.TrimPrefix(ping.Detail, "ping not answered with a result: ")+")")
+			for _, c := range r.Checks {
+				if c.Name != "ping" && c.Name != "GET /health" {
+					is.Equal(c.Detail, "not run: the agent cannot be reached")
+					is.True(c.Rule != "") // each still names its rule
+				}
+			}
 		}
 		is.True(time.Since(start) < check.ReachTimeout) // at once
 	})

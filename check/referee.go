@@ -32,28 +32,26 @@ const (
 // and one whose player B never answers.
 //
 // The error is ErrUnreachable, wrapped, when the referee answers neither
-// ping nor GET /health, or an error of the checker's own listeners; every
-// other problem is a failed Check.
+// ping nor GET /health (the report says so, every later check not run), or
+// an error of the checker's own listeners; every other problem is a failed
+// Check.
 func Referee(ctx context.Context, opts Options) (*Report, error) {
-	c, err := begin(ctx, "referee", opts)
-	if err != nil {
-		return nil, err
-	}
-	defer c.end()
-	r, err := newRefereeRun(c)
-	if err != nil {
-		return nil, err
-	}
-	c.pingCheck()
-	c.healthCheck()
-	if !r.register(ctx) {
-		c.notRun("the referee did not register with the checker's manager", "START_MATCH accepted",
-			"invitations at once", "parity calls", "result report", "GAME_OVER to both players", "technical loss for a timeout")
-		return c.report, nil
-	}
-	r.playMatch(ctx)
-	r.silentMatch(ctx)
-	return c.report, nil
+	return run(ctx, "referee", opts, refereePlan(), func(c *checker) error {
+		r, err := newRefereeRun(c)
+		if err != nil {
+			return err
+		}
+		c.pingCheck()
+		c.healthCheck()
+		if !r.register(ctx) {
+			c.notRun("the referee did not register with the checker's manager", "START_MATCH accepted",
+				"invitations at once", "parity calls", "result report", "GAME_OVER to both players", "technical loss for a timeout")
+			return nil
+		}
+		r.playMatch(ctx)
+		r.silentMatch(ctx)
+		return nil
+	})
 }
 
 // fakePlayer is one of the checker's players in a referee check.

@@ -51,20 +51,43 @@ const (
 	ruleCompleted       = "message-structures.md §4.8.2: LEAGUE_COMPLETED reaches every player and referee"
 )
 
-// laterRules are the rules of the checks that need an earlier one to have
-// passed, by name: when it did not, they are reported not run.
-var laterRules = map[string]string{
-	"START_MATCH accepted":               ruleStartMatch,
-	"invitations at once":                ruleInvitations,
-	"parity calls":                       ruleParityCalls,
-	"result report":                      ruleReport,
-	"GAME_OVER to both players":          ruleGameOverBoth,
-	"technical loss for a timeout":       ruleTechnicalLoss,
-	"start_league":                       ruleStartLeague,
-	"START_MATCH to the referee":         ruleMgrStartMatch,
-	"report acknowledged":                ruleReportAck,
-	"duplicate report not counted twice": ruleDuplicateReport,
-	"standings after the result":         ruleStandingsAfter,
-	"round broadcasts to players":        ruleBroadcasts,
-	"LEAGUE_COMPLETED to everyone":       ruleCompleted,
+// playerPlan is every check of Player, in the order reported.
+func playerPlan() []planned {
+	return []planned{
+		{"ping", rulePing}, {"GET /health", ruleHealth},
+		{"ROUND_ANNOUNCEMENT", ruleRound}, {"invitation by tool name", ruleInviteTool},
+		{"invitation by message type", ruleInviteType}, {"parity choice", ruleParity},
+		{"two matches at once", ruleConcurrent}, {"GAME_OVER", ruleGameOver},
+		{"LEAGUE_STANDINGS_UPDATE", ruleStandings}, {"ROUND_COMPLETED", ruleRoundDone},
+		{"LEAGUE_COMPLETED", ruleLeagueDone}, {"conversation_id echoed", ruleConvID},
+		{"reply envelope", ruleEnvelope}, {"league.v1 refused (E011)", ruleProtocol},
+		{"malformed JSON refused (-32700)", ruleParse},
+	}
+}
+
+// refereePlan is every check of Referee, in the order reported.
+func refereePlan() []planned {
+	return []planned{
+		{"ping", rulePing}, {"GET /health", ruleHealth},
+		{"registration", ruleRegister}, {"START_MATCH accepted", ruleStartMatch},
+		{"invitations at once", ruleInvitations}, {"parity calls", ruleParityCalls},
+		{"result report", ruleReport}, {"GAME_OVER to both players", ruleGameOverBoth},
+		{"technical loss for a timeout", ruleTechnicalLoss},
+	}
+}
+
+// managerPlan is every check of Manager, in the order reported.
+func managerPlan() []planned {
+	return []planned{
+		{"ping", rulePing}, {"GET /health", ruleHealth},
+		{"referee registration", ruleRegReferee}, {"player registration (requested id)", ruleRegPlayerID},
+		{"player registration (assigned id)", ruleRegPlayerNoID}, {"distinct tokens", ruleTokens},
+		{"duplicate registration (E017)", ruleDuplicate}, {"registration without player_meta (E002)", ruleMissingMeta},
+		{"query without token (E003)", ruleNoToken}, {"query with a wrong token (E012)", ruleWrongToken},
+		{"query from an unknown sender (E004)", ruleUnknownSender}, {"query with the token", ruleQuery},
+		{"report with a wrong token refused", ruleReportWrongTok}, {"start_league", ruleStartLeague},
+		{"START_MATCH to the referee", ruleMgrStartMatch}, {"report acknowledged", ruleReportAck},
+		{"standings after the result", ruleStandingsAfter}, {"duplicate report not counted twice", ruleDuplicateReport},
+		{"round broadcasts to players", ruleBroadcasts}, {"LEAGUE_COMPLETED to everyone", ruleCompleted},
+	}
 }
