@@ -324,14 +324,34 @@ func (p *playerRun) broadcast(ctx context.Context, name, rule, method string, ms
 	p.result(name, rule, x, problem, fmt.Sprintf("%s answered in %s", method, round(x.took)))
 }
 
-// conversationCheck: every answer that carries a conversation_id carries
-// its request's.
-func (p *playerRun) conversationCheck() {
-	carried := 0
+// objectReplies are the replies whose result is an object: those the
+// conversation and envelope checks can look at.
+func (p *playerRun) objectReplies() []reply {
+	var out []reply
 	for _, r := range p.replies {
-		if !r.x.ok() || r.x.resp.Result.Kind() != '{' {
-			continue
+		if r.x.ok() && r.x.resp.Result.Kind() == '{' {
+			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// nothingToLook is why the conversation and envelope checks are not run:
+// no answer was a result object.
+func (p *playerRun) nothingToLook() string {
+	return fmt.Sprintf("none of the %d answers was a result object, so there was nothing to look at (the checks that sent them say why)", len(p.replies))
+}
+
+// conversationCheck: every answer that carries a conversation_id carries
+// its request's. Without a result object to look at, it is not run.
+func (p *playerRun) conversationCheck() {
+	objects := p.objectReplies()
+	if len(objects) == 0 {
+		p.notRun(p.nothingToLook(), "conversation_id echoed")
+		return
+	}
+	carried := 0
+	for _, r := range objects {
 		var e struct {
 			ConversationID string `json:"conversation_id"`
 		}
@@ -345,23 +365,25 @@ func (p *playerRun) conversationCheck() {
 			return
 		}
 	}
-	detail := fmt.Sprintf("%d of %d answers carried conversation_id, each its request's", carried, len(p.replies))
+	detail := fmt.Sprintf("%d of %d answers carried conversation_id, each its request's", carried, len(objects))
 	if carried == 0 {
-		detail = "no answer carried a conversation_id (allowed; the spec's examples leave it out)"
+		detail = fmt.Sprintf("none of the %d answers carried a conversation_id (allowed; the spec's examples leave it out)", len(objects))
 	}
 	p.result("conversation_id echoed", ruleConvID, nil, "", detail)
 }
 
 // envelopeCheck: every answer's envelope fields, where present, are valid
 // and say it comes from the same player; typed answers hold their
-// message's mandatory fields. parity_choice is the parity check's.
+// message's mandatory fields. parity_choice is the parity check's. Without
+// a result object to look at, it is not run.
 func (p *playerRun) envelopeCheck() {
+	objects := p.objectReplies()
+	if len(objects) == 0 {
+		p.notRun(p.nothingToLook(), "reply envelope")
+		return
+	}
 	senders := map[string]bool{}
-	withEnvelope := 0
-	for _, r := range p.replies {
-		if !r.x.ok() || r.x.resp.Result.Kind() != '{' {
-			continue
-		}
+	for _, r := range objects {
 		problems, sender := replyProblems(r)
 		if sender != "" {
 			senders[sender] = true
@@ -373,9 +395,8 @@ func (p *playerRun) envelopeCheck() {
 			p.result("reply envelope", ruleEnvelope, r.x, "the answer to "+r.what+": "+strings.Join(problems, "; "), "")
 			return
 		}
-		withEnvelope++
 	}
-	detail := fmt.Sprintf("%d answers checked", withEnvelope)
+	detail := fmt.Sprintf("%d answers checked", len(objects))
 	for s := range senders {
 		detail += ", all from " + s
 	}

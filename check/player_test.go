@@ -3,6 +3,7 @@ package check_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -296,6 +297,42 @@ func TestUnreachable(t *testing.T) {
 			}
 		}
 		is.True(time.Since(start) < check.ReachTimeout) // at once
+	})
+}
+
+// refuser answers every request with a JSON-RPC error, -32601 Method not
+// found, with its id: a player that serves nothing.
+type refuser struct{}
+
+func (refuser) ServeMessage(_ context.Context, body []byte, _ transport.Peer) []byte {
+	id := []byte("null")
+	if items, _ := protocol.DecodeRequests(body); len(items) == 1 {
+		id = items[0].ID
+	}
+	return protocol.AppendError(nil, id, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found"))
+}
+
+// TestNothingToLookAtIsNotRun: a player that refuses every call has its
+// conversation_id and envelope checks failed as not run, not passed: they
+// had no answer to look at.
+func TestNothingToLookAtIsNotRun(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := checkPlayer(t, n, n.Serve(t, "player", refuser{}))
+		all, failed := names(r)
+		is.Equal(all, wantChecks(n, playerChecks))
+		var passed []string
+		for _, c := range r.Checks {
+			if c.Passed {
+				passed = append(passed, c.Name)
+			}
+		}
+		is.Equal(passed, wantChecks(n, []string{"GET /health"}))
+		is.True(slices.Contains(failed, "malformed JSON refused (-32700)"))
+		for _, name := range []string{"conversation_id echoed", "reply envelope"} {
+			c, _ := r.Find(name)
+			is.Equal(c.Detail, "not run: none of the 12 answers was a result object, so there was nothing to look at (the checks that sent them say why)")
+		}
 	})
 }
 
