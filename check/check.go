@@ -151,6 +151,9 @@ type checker struct {
 	// plan is every check of the role, in the order reported.
 	plan []planned
 
+	xmu       sync.Mutex
+	exchanges []*exchange // every answer, for rpcCheck
+
 	stop      chan struct{} // closed at the end: blocked fake handlers give up
 	mu        sync.Mutex
 	listeners []transport.Listener
@@ -198,6 +201,7 @@ func run(ctx context.Context, role string, opts Options, plan []planned, body fu
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	c.rpcCheck()
 	return c.finish("an earlier check did not get that far"), nil
 }
 

@@ -25,6 +25,8 @@ import (
 // sends exactly the method it checks (a Client would retry a -32601 through
 // MCP tools/call) and can show the bytes on both sides.
 type exchange struct {
+	// what names the request in a report: its method.
+	what string
 	sent []byte
 	// got is the response body; nil when none came.
 	got []byte
@@ -34,6 +36,8 @@ type exchange struct {
 	// that is not a JSON-RPC response.
 	err  error
 	took time.Duration
+	// framing is how strictly got keeps to JSON-RPC 2.0 (rpcCheck).
+	framing framing
 }
 
 // call sends method with params to the target, with timeout.
@@ -43,14 +47,16 @@ func (c *checker) call(ctx context.Context, method string, params any, timeout t
 		return &exchange{err: err}
 	}
 	id := strconv.AppendUint(nil, c.ids.Add(1), 10)
-	return c.send(ctx, protocol.AppendRequest(nil, id, method, p), timeout)
+	return c.send(ctx, method, protocol.AppendRequest(nil, id, method, p), id, timeout)
 }
 
-// send sends a body exactly as given.
-func (c *checker) send(ctx context.Context, body []byte, timeout time.Duration) *exchange {
+// send sends a body exactly as given, named what in the report; wantID is
+// the id its answer must carry: the request's, or null for a request that
+// cannot be read. Every answer is kept for rpcCheck.
+func (c *checker) send(ctx context.Context, what string, body, wantID []byte, timeout time.Duration) *exchange {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	x := &exchange{sent: body}
+	x := &exchange{what: what, sent: body}
 	start := time.Now()
 	got, err := c.opts.Network.RoundTrip(ctx, c.opts.Target, body)
 	x.took = time.Since(start)
@@ -64,7 +70,11 @@ func (c *checker) send(ctx context.Context, body []byte, timeout time.Duration) 
 	default:
 		x.got = got
 		x.resp, x.err = protocol.DecodeResponse(got)
+		x.framing = checkFraming(got, wantID)
 	}
+	c.xmu.Lock()
+	c.exchanges = append(c.exchanges, x)
+	c.xmu.Unlock()
 	return x
 }
 

@@ -380,6 +380,10 @@ func (m *managerRun) league(ctx context.Context) {
 	switch {
 	case again.ok() && again.decode(&dup) == nil && dup.Status == protocol.StatusDuplicate:
 		m.result("duplicate report not counted twice", ruleDuplicateReport, again, "", "answered DUPLICATE")
+	case again.ok() && again.resp.Result.Kind() != '{':
+		// api-reference.md §3.3: a report is answered MATCH_RESULT_REPORT_ACK.
+		m.result("duplicate report not counted twice", ruleDuplicateReport, again,
+			"the answer is not a MATCH_RESULT_REPORT_ACK: "+again.decode(&dup).Error(), "")
 	case problem == "":
 		m.result("duplicate report not counted twice", ruleDuplicateReport, again, "", "answered "+again.describe()+"; counted once")
 	default:

@@ -2,10 +2,12 @@ package check_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/check"
@@ -15,7 +17,7 @@ import (
 )
 
 var managerChecks = []string{
-	"ping", "GET /health", "referee registration", "player registration (requested id)",
+	"ping", "GET /health", "JSON-RPC envelope", "referee registration", "player registration (requested id)",
 	"player registration (assigned id)", "distinct tokens", "duplicate registration (E017)",
 	"registration without player_meta (E002)", "query without token (E003)", "query with a wrong token (E012)",
 	"query from an unknown sender (E004)", "query with the token", "report with a wrong token refused",
@@ -125,7 +127,7 @@ func TestManagerRefereeTokenMissing(t *testing.T) {
 		r := checkManager(t, n, ep, check.Options{})
 		explain(t, r)
 		all, failed := names(r)
-		is.Equal(all, wantChecks(n, managerChecks)) // all 20 (19 on the bus), in order
+		is.Equal(all, wantChecks(n, managerChecks)) // all 21 (20 on the bus), in order
 		is.Equal(failed, []string{"referee registration", "distinct tokens", "report with a wrong token refused", "start_league",
 			"START_MATCH to the referee", "report acknowledged", "standings after the result",
 			"duplicate report not counted twice", "round broadcasts to players", "LEAGUE_COMPLETED to everyone"})
@@ -139,6 +141,62 @@ func TestManagerRefereeTokenMissing(t *testing.T) {
 		for _, name := range all[len(all)-7:] {
 			c, _ = r.Find(name)
 			is.Equal(c.Detail, "not run: the referee of the checker did not register")
+		}
+	})
+}
+
+// TestManagerEnvelopes: a manager whose answers carry a fixed id fails the
+// JSON-RPC envelope check and no other; one that puts "error": null beside
+// every result (dialect-a) passes every check.
+func TestManagerEnvelopes(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		for _, tc := range []struct {
+			name   string
+			edit   func(m map[string]jsontext.Value)
+			failed []string
+			detail string
+		}{
+			{name: "a fixed id", edit: func(m map[string]jsontext.Value) { m["id"] = jsontext.Value("1") },
+				failed: []string{"JSON-RPC envelope"},
+				detail: "14 of 15 answers break JSON-RPC 2.0; the first, to register_referee: the id is 1, not the request's id 2 (it is echoed byte for byte)"},
+			{name: "error null beside the result", edit: func(m map[string]jsontext.Value) {
+				if m["result"] != nil {
+					m["error"] = jsontext.Value("null")
+				}
+			}},
+			// api-reference.md §3.3: a report is answered with a
+			// MATCH_RESULT_REPORT_ACK; a string is not one, even when the
+			// standings count the result once.
+			{name: "a report answered with a string", edit: func(m map[string]jsontext.Value) {
+				if strings.Contains(string(m["result"]), `"MATCH_RESULT_REPORT_ACK"`) {
+					m["result"] = jsontext.Value(`"thanks"`)
+				}
+			}, failed: []string{"report acknowledged", "duplicate report not counted twice"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				is := is.New(t)
+				mgr := league.New(league.Options{LeagueID: "league_2025_even_odd", Seed: 3, CallTimeout: time.Second,
+					MatchTimeout: 5 * time.Second}, n.Client(time.Second), nil)
+				ep := n.Serve(t, "manager", &rewriter{next: mgr.Handler(), reply: editEnvelope(t, tc.edit)})
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() { defer close(done); _, _ = mgr.Run(ctx) }()
+				t.Cleanup(func() { cancel(); <-done })
+				r := checkManager(t, n, ep, check.Options{})
+				explain(t, r)
+				all, failed := names(r)
+				is.Equal(all, wantChecks(n, managerChecks))
+				is.Equal(failed, tc.failed)
+				if tc.detail != "" {
+					c, _ := r.Find("JSON-RPC envelope")
+					is.Equal(c.Detail, tc.detail)
+				}
+				if slices.Contains(tc.failed, "duplicate report not counted twice") {
+					c, _ := r.Find("duplicate report not counted twice")
+					is.Equal(c.Detail, "the answer is not a MATCH_RESULT_REPORT_ACK: the result is a JSON string, not an object")
+					is.Equal(c.Got, `{"id":14,"jsonrpc":"2.0","result":"thanks"}`)
+				}
+			})
 		}
 	})
 }

@@ -463,7 +463,7 @@ func (p *playerRun) oldProtocol(ctx context.Context) {
 // malformed sends a body that is not JSON: a request cut short.
 func (p *playerRun) malformed(ctx context.Context) {
 	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"handle_game_invitation","params":{"protocol":"league.v2","match_id":"R1M1"`)
-	x := p.send(ctx, body, p.opts.Timeout)
+	x := p.send(ctx, "a request cut short", body, []byte("null"), p.opts.Timeout)
 	problem := ""
 	switch {
 	case x.err != nil:

@@ -3,6 +3,10 @@ package check_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -25,7 +29,7 @@ const testTimeout = 2 * time.Second
 // playerChecks are the checks of Player, in order; GET /health only for
 // HTTP targets.
 var playerChecks = []string{
-	"ping", "GET /health", "ROUND_ANNOUNCEMENT", "invitation by tool name", "invitation by message type",
+	"ping", "GET /health", "JSON-RPC envelope", "ROUND_ANNOUNCEMENT", "invitation by tool name", "invitation by message type",
 	"parity choice", "two matches at once", "GAME_OVER", "LEAGUE_STANDINGS_UPDATE", "ROUND_COMPLETED",
 	"LEAGUE_COMPLETED", "conversation_id echoed", "reply envelope", "league.v1 refused (E011)",
 	"malformed JSON refused (-32700)",
@@ -300,6 +304,193 @@ func TestUnreachable(t *testing.T) {
 	})
 }
 
+// editEnvelope rewrites every reply's JSON-RPC members with edit; a reply
+// that is not a JSON object is left as it is.
+func editEnvelope(t *testing.T, edit func(m map[string]jsontext.Value)) func([]byte) []byte {
+	return func(b []byte) []byte {
+		var m map[string]jsontext.Value
+		if err := json.Unmarshal(b, &m); err != nil {
+			return b
+		}
+		edit(m)
+		out, err := json.Marshal(m, json.Deterministic(true))
+		if err != nil {
+			t.Error(err)
+		}
+		return out
+	}
+}
+
+// servePlayerReplying serves our player with its replies rewritten.
+func servePlayerReplying(t *testing.T, n *transporttest.Net, reply func([]byte) []byte) string {
+	t.Helper()
+	p := player.New(player.Options{RequestedID: "P01"}, n.Client(time.Second), nil)
+	return n.Serve(t, "player", &rewriter{next: p.Handler(), reply: reply})
+}
+
+// playerAnswers is how many answers the player check gets from a player
+// that answers every request: the ping, ROUND_ANNOUNCEMENT, two
+// invitations, the parity call, two invitations and two parity calls at
+// once, four more broadcasts, the league.v1 invitation and the body cut
+// short.
+const playerAnswers = 15
+
+// TestBrokenJSONRPCEnvelopeFails: a player whose league answers are right
+// but whose JSON-RPC envelopes break JSON-RPC 2.0 fails the JSON-RPC
+// envelope check, once, with the first broken answer shown, and (where the
+// lenient reading still finds its answers) no other check.
+func TestBrokenJSONRPCEnvelopeFails(t *testing.T) {
+	all := fmt.Sprintf("%d of %d answers break JSON-RPC 2.0; the first, to ping: ", playerAnswers, playerAnswers)
+	for _, tc := range []struct {
+		name   string
+		edit   func(m map[string]jsontext.Value)
+		detail string
+		failed []string // the checks failed besides JSON-RPC envelope
+	}{
+		{name: "jsonrpc 1.0", edit: func(m map[string]jsontext.Value) { m["jsonrpc"] = jsontext.Value(`"1.0"`) },
+			detail: all + `"jsonrpc" is "1.0", not "2.0"`},
+		{name: "jsonrpc a number", edit: func(m map[string]jsontext.Value) { m["jsonrpc"] = jsontext.Value(`2.0`) },
+			detail: all + `"jsonrpc" is 2.0, not "2.0"`},
+		{name: "no jsonrpc", edit: func(m map[string]jsontext.Value) { delete(m, "jsonrpc") },
+			detail: all + `no "jsonrpc" member (want "jsonrpc": "2.0")`},
+		{name: "a fixed id", edit: func(m map[string]jsontext.Value) { m["id"] = jsontext.Value(`12345`) },
+			detail: all + `the id is 12345, not the request's id 1 (it is echoed byte for byte)`,
+			failed: []string{"malformed JSON refused (-32700)"}}, // its id must be null too
+		{name: "the id as a string", edit: func(m map[string]jsontext.Value) {
+			if string(m["id"]) != "null" {
+				m["id"] = jsontext.Value(`"` + string(m["id"]) + `"`)
+			}
+		}, detail: fmt.Sprintf(`%d of %d answers break JSON-RPC 2.0; the first, to ping: the id is "1", not the request's id 1 (it is echoed byte for byte)`,
+			playerAnswers-1, playerAnswers)}, // the body cut short is answered id null, rightly
+		{name: "no id", edit: func(m map[string]jsontext.Value) { delete(m, "id") },
+			detail: all + `no "id" member (want the request's id 1)`,
+			failed: []string{"malformed JSON refused (-32700)"}}, // its id must be null
+		{name: "an error beside the result", edit: func(m map[string]jsontext.Value) {
+			if m["result"] != nil && string(m["result"]) != "null" && m["error"] == nil {
+				m["error"] = jsontext.Value(`{"code":-32603,"message":"oops"}`)
+			}
+		}, detail: fmt.Sprintf(`%d of %d answers break JSON-RPC 2.0; the first, to ping: both "result" and "error" (a response has exactly one)`,
+			playerAnswers-2, playerAnswers), // the two refusals are errors only
+			failed: []string{"ping", "ROUND_ANNOUNCEMENT", "invitation by tool name", "invitation by message type", "parity choice",
+				"two matches at once", "GAME_OVER", "LEAGUE_STANDINGS_UPDATE", "ROUND_COMPLETED", "LEAGUE_COMPLETED",
+				"conversation_id echoed", "reply envelope"}}, // read as errors, as our own client reads them
+		{name: "an error that is a string", edit: func(m map[string]jsontext.Value) {
+			if m["error"] != nil {
+				m["error"] = jsontext.Value(`"refused"`)
+			}
+		}, detail: `2 of 15 answers break JSON-RPC 2.0; the first, to handle_game_invitation: "error" is "refused", not an object with "code" and "message"`,
+			failed: []string{"league.v1 refused (E011)", "malformed JSON refused (-32700)"}},
+		{name: "an error without its code", edit: func(m map[string]jsontext.Value) {
+			if m["error"] != nil {
+				m["error"] = jsontext.Value(`{"message":"refused","code":"-32600"}`)
+			}
+		}, detail: `2 of 15 answers break JSON-RPC 2.0; the first, to handle_game_invitation: the error object lacks an integer "code"`,
+			failed: []string{"league.v1 refused (E011)", "malformed JSON refused (-32700)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+				is := is.New(t)
+				r := checkPlayer(t, n, servePlayerReplying(t, n, editEnvelope(t, tc.edit)))
+				explain(t, r)
+				all, failed := names(r)
+				is.Equal(all, wantChecks(n, playerChecks)) // every check, in order
+				c, _ := r.Find("JSON-RPC envelope")
+				is.Equal(c.Detail, tc.detail)
+				is.True(!c.Passed)
+				want := slices.Clone(tc.failed)
+				if len(want) > 0 && want[0] == "ping" {
+					want = slices.Insert(want, 1, "JSON-RPC envelope")
+				} else {
+					want = slices.Insert(want, 0, "JSON-RPC envelope")
+				}
+				is.Equal(failed, want)
+				if strings.Contains(tc.detail, "the first, to ping") {
+					is.Equal(c.Sent, `{"jsonrpc":"2.0","method":"ping","id":1}`) // the first broken answer, and what it answered
+					is.True(strings.HasPrefix(c.Got, `{"`))
+				}
+				is.True(strings.HasPrefix(c.Rule, "JSON-RPC 2.0 §5: "))
+			})
+		})
+	}
+}
+
+// TestNeitherResultNorError: an answer without result and error (its
+// error null) fails the JSON-RPC envelope check and the check of the call
+// it answered; the checks with nothing to look at are not run.
+func TestNeitherResultNorError(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := checkPlayer(t, n, servePlayerReplying(t, n, editEnvelope(t, func(m map[string]jsontext.Value) {
+			if string(m["id"]) != "1" && m["result"] != nil { // the ping is answered: the player is reachable
+				delete(m, "result")
+				m["error"] = jsontext.Value("null")
+			}
+		})))
+		c, _ := r.Find("JSON-RPC envelope")
+		is.Equal(c.Detail, `12 of 15 answers break JSON-RPC 2.0; the first, to notify_round: neither "result" nor "error" ("error": null is no error)`)
+		c, _ = r.Find("ROUND_ANNOUNCEMENT")
+		is.Equal(c.Detail, "not answered with a result: response has neither result nor error")
+		c, _ = r.Find("conversation_id echoed")
+		is.Equal(c.Detail, "not run: none of the 12 answers was a result object, so there was nothing to look at (the checks that sent them say why)")
+	})
+}
+
+// TestDialectEnvelopesPass: what the interop captures legitimately send
+// passes: a null "error" beside every result (dialect-a), and a null
+// "result" beside every error, as the same serializer writes it.
+func TestDialectEnvelopesPass(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := checkPlayer(t, n, servePlayerReplying(t, n, editEnvelope(t, func(m map[string]jsontext.Value) {
+			if m["result"] == nil {
+				m["result"] = jsontext.Value("null")
+			} else {
+				m["error"] = jsontext.Value("null")
+			}
+		})))
+		explain(t, r)
+		_, failed := names(r)
+		is.Equal(failed, nil) // all passed
+		c, _ := r.Find("JSON-RPC envelope")
+		is.Equal(c.Detail, `15 answers, each with "jsonrpc": "2.0", its request's id and one of result or error`+
+			` (15 with a null "error" beside the result, or a null "result" beside the error: taken as absent)`)
+		is.Equal(c.Sent, "") // no one answer to show
+		is.Equal(c.Got, "")
+	})
+}
+
+// TestResultNotAReplyObject: a result that is not an object fails the
+// checks whose call the protocol answers with a reply message
+// (GAME_JOIN_ACK, CHOOSE_PARITY_RESPONSE); the ping and the broadcasts,
+// which expect no particular reply (message-structures.md: "Expected
+// Response: None"), pass; the checks with no reply object to look at are
+// not run.
+func TestResultNotAReplyObject(t *testing.T) {
+	for _, result := range []string{`null`, `"hello"`} {
+		t.Run(result, func(t *testing.T) {
+			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+				is := is.New(t)
+				r := checkPlayer(t, n, servePlayerReplying(t, n, editEnvelope(t, func(m map[string]jsontext.Value) {
+					if m["result"] != nil {
+						m["result"] = jsontext.Value(result)
+					}
+				})))
+				_, failed := names(r)
+				is.Equal(failed, []string{"invitation by tool name", "invitation by message type", "parity choice",
+					"two matches at once", "conversation_id echoed", "reply envelope"})
+				kind := map[string]string{`null`: "null", `"hello"`: "string"}[result]
+				c, _ := r.Find("invitation by tool name")
+				is.Equal(c.Detail, "the answer is not a GAME_JOIN_ACK: the result is a JSON "+kind+", not an object")
+				is.Equal(c.Got, `{"id":3,"jsonrpc":"2.0","result":`+result+`}`)
+				c, _ = r.Find("parity choice")
+				is.Equal(c.Detail, "the answer is not a CHOOSE_PARITY_RESPONSE: the result is a JSON "+kind+", not an object")
+				c, _ = r.Find("reply envelope")
+				is.Equal(c.Detail, "not run: none of the 12 answers was a result object, so there was nothing to look at (the checks that sent them say why)")
+			})
+		})
+	}
+}
+
 // refuser answers every request with a JSON-RPC error, -32601 Method not
 // found, with its id: a player that serves nothing.
 type refuser struct{}
@@ -327,13 +518,40 @@ func TestNothingToLookAtIsNotRun(t *testing.T) {
 				passed = append(passed, c.Name)
 			}
 		}
-		is.Equal(passed, wantChecks(n, []string{"GET /health"}))
+		// The refusals pass: a league.v1 invitation is refused, if not with
+		// E011; the envelopes are right.
+		is.Equal(passed, wantChecks(n, []string{"GET /health", "JSON-RPC envelope"}))
 		is.True(slices.Contains(failed, "malformed JSON refused (-32700)"))
 		for _, name := range []string{"conversation_id echoed", "reply envelope"} {
 			c, _ := r.Find(name)
 			is.Equal(c.Detail, "not run: none of the 12 answers was a result object, so there was nothing to look at (the checks that sent them say why)")
 		}
 	})
+}
+
+// TestHTTP500IsNotRun: an agent that answers every POST with HTTP 500 and
+// no JSON-RPC body gives the checker no answer to look at: the JSON-RPC
+// envelope, conversation_id and envelope checks are not run, and every
+// check fails.
+func TestHTTP500IsNotRun(t *testing.T) {
+	is := is.New(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			_, _ = io.WriteString(w, `{"status":"ok"}`)
+			return
+		}
+		http.Error(w, "internal error", http.StatusInternalServerError)
+	}))
+	t.Cleanup(srv.Close)
+	n := transporttest.HTTP()
+	r := checkPlayer(t, n, srv.URL+"/mcp")
+	all, failed := names(r)
+	is.Equal(all, playerChecks)
+	is.Equal(failed, slices.DeleteFunc(slices.Clone(all), func(s string) bool { return s == "GET /health" }))
+	c, _ := r.Find("JSON-RPC envelope")
+	is.Equal(c.Detail, "not run: no answer came to look at")
+	c, _ = r.Find("conversation_id echoed")
+	is.Equal(c.Detail, "not run: none of the 12 answers was a result object, so there was nothing to look at (the checks that sent them say why)")
 }
 
 // silent never answers: a target that takes requests and says nothing.

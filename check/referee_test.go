@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/check"
@@ -19,7 +20,7 @@ import (
 )
 
 var refereeChecks = []string{
-	"ping", "GET /health", "registration", "START_MATCH accepted", "invitations at once", "parity calls",
+	"ping", "GET /health", "JSON-RPC envelope", "registration", "START_MATCH accepted", "invitations at once", "parity calls",
 	"result report", "GAME_OVER to both players", "technical loss for a timeout",
 }
 
@@ -200,5 +201,24 @@ func TestRefereeWithoutManualRegister(t *testing.T) {
 			c, _ := r.Find("registration")
 			is.True(strings.HasPrefix(c.Detail, "no REFEREE_REGISTER_REQUEST reached the checker's manager within 500ms"))
 		})
+	})
+}
+
+// TestRefereeEnvelope: a referee whose answers say "jsonrpc": "1.0" fails
+// the JSON-RPC envelope check, shown on its first answer, and no other.
+func TestRefereeEnvelope(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ep := runReferee(t, n, func(m *transport.Mux) transport.MessageServer {
+			return &rewriter{next: m, reply: editEnvelope(t, func(m map[string]jsontext.Value) { m["jsonrpc"] = jsontext.Value(`"1.0"`) })}
+		})
+		r := checkReferee(t, n, ep, check.Options{})
+		explain(t, r)
+		all, failed := names(r)
+		is.Equal(all, wantChecks(n, refereeChecks))
+		is.Equal(failed, []string{"JSON-RPC envelope"})
+		c, _ := r.Find("JSON-RPC envelope")
+		is.Equal(c.Detail, `4 of 4 answers break JSON-RPC 2.0; the first, to ping: "jsonrpc" is "1.0", not "2.0"`) // ping, manual_register, two START_MATCH
+		is.Equal(c.Sent, `{"jsonrpc":"2.0","method":"ping","id":1}`)
 	})
 }

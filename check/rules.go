@@ -21,6 +21,9 @@ const (
 	ruleProtocol   = "error-codes.md E011, §7.3: a message whose protocol is not league.v2 is refused with E011 (JSON-RPC -32600)"
 	ruleParse      = "JSON-RPC 2.0 §5.1: invalid JSON is answered -32700 Parse error with id null"
 
+	// Every role.
+	ruleRPC = `JSON-RPC 2.0 §5: every answer has "jsonrpc": "2.0", its request's id byte for byte (null for a request that could not be read), and exactly one of "result" and "error", an error being an object with an integer "code" and a string "message"`
+
 	// Referee.
 	ruleRegister      = "message-structures.md §4.1.1, implementation-guide.md §5.4.2: the referee registers with REFEREE_REGISTER_REQUEST and its referee_meta (display_name, version, game_types with even_odd, contact_endpoint, max_concurrent_matches)"
 	ruleStartMatch    = "api-reference.md §4.1: START_MATCH from the manager is accepted"
@@ -54,7 +57,7 @@ const (
 // playerPlan is every check of Player, in the order reported.
 func playerPlan() []planned {
 	return []planned{
-		{"ping", rulePing}, {"GET /health", ruleHealth},
+		{"ping", rulePing}, {"GET /health", ruleHealth}, {nameRPC, ruleRPC},
 		{"ROUND_ANNOUNCEMENT", ruleRound}, {"invitation by tool name", ruleInviteTool},
 		{"invitation by message type", ruleInviteType}, {"parity choice", ruleParity},
 		{"two matches at once", ruleConcurrent}, {"GAME_OVER", ruleGameOver},
@@ -68,7 +71,7 @@ func playerPlan() []planned {
 // refereePlan is every check of Referee, in the order reported.
 func refereePlan() []planned {
 	return []planned{
-		{"ping", rulePing}, {"GET /health", ruleHealth},
+		{"ping", rulePing}, {"GET /health", ruleHealth}, {nameRPC, ruleRPC},
 		{"registration", ruleRegister}, {"START_MATCH accepted", ruleStartMatch},
 		{"invitations at once", ruleInvitations}, {"parity calls", ruleParityCalls},
 		{"result report", ruleReport}, {"GAME_OVER to both players", ruleGameOverBoth},
@@ -79,7 +82,7 @@ func refereePlan() []planned {
 // managerPlan is every check of Manager, in the order reported.
 func managerPlan() []planned {
 	return []planned{
-		{"ping", rulePing}, {"GET /health", ruleHealth},
+		{"ping", rulePing}, {"GET /health", ruleHealth}, {nameRPC, ruleRPC},
 		{"referee registration", ruleRegReferee}, {"player registration (requested id)", ruleRegPlayerID},
 		{"player registration (assigned id)", ruleRegPlayerNoID}, {"distinct tokens", ruleTokens},
 		{"duplicate registration (E017)", ruleDuplicate}, {"registration without player_meta (E002)", ruleMissingMeta},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/check"
 	"github.com/leaguectl/leaguectl/player"
+	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
@@ -47,11 +48,11 @@ func TestCheckPlayerCommand(t *testing.T) {
 		is.Equal(code, 0)
 		is.Equal(stderr, "")
 		lines := strings.Split(strings.TrimSpace(stdout), "\n")
-		is.Equal(len(lines), 17) // 15 checks, a blank line, the summary
-		for _, l := range lines[:15] {
+		is.Equal(len(lines), 18) // 16 checks, a blank line, the summary
+		for _, l := range lines[:16] {
 			is.True(strings.HasPrefix(l, "PASS  ")) // one line per check
 		}
-		is.Equal(lines[16], "player "+ep+": 15 checks, 15 passed, 0 failed")
+		is.Equal(lines[17], "player "+ep+": 16 checks, 16 passed, 0 failed")
 	})
 	t.Run("json", func(t *testing.T) {
 		is := is.New(t)
@@ -62,9 +63,9 @@ func TestCheckPlayerCommand(t *testing.T) {
 		is.NoErr(json.Unmarshal([]byte(stdout), &out))
 		is.Equal(out.Role, "player")
 		is.Equal(out.Target, ep)
-		is.Equal(out.Passed, 15)
+		is.Equal(out.Passed, 16)
 		is.Equal(out.Failed, 0)
-		is.Equal(len(out.Checks), 15)
+		is.Equal(len(out.Checks), 16)
 		is.True(out.Checks[0].Rule != "") // every check names its rule
 	})
 }
@@ -80,7 +81,7 @@ func TestCheckFailingPlayerCommand(t *testing.T) {
 	for _, c := range out.Checks {
 		is.Equal(c.Passed, c.Name != "parity choice") // only the parity choice fails
 	}
-	is.Equal(stderr, "leaguectl: player "+ep+": 1 of 15 checks failed\n")
+	is.Equal(stderr, "leaguectl: player "+ep+": 1 of 16 checks failed\n")
 
 	table, _, code := run(t, "check", "player", ep)
 	is.Equal(code, 1)
@@ -100,6 +101,40 @@ func TestCheckUnreachableCommand(t *testing.T) {
 		is.True(strings.HasPrefix(stderr, "leaguectl: the agent cannot be reached: "+dead))
 		is.True(time.Since(start) < check.ReachTimeout) // at once: nothing listens
 	}
+}
+
+// fixedAnswer answers every request with the same body, whatever its id:
+// league fields right, JSON-RPC envelope wrong.
+type fixedAnswer []byte
+
+func (f fixedAnswer) ServeMessage(context.Context, []byte, transport.Peer) []byte { return f }
+
+// TestCheckBrokenEnvelopeCommand: the FAIL line of an agent whose answers
+// do not echo the request's id: one line, naming the first answer, what
+// was sent and what came back, and the rule.
+func TestCheckBrokenEnvelopeCommand(t *testing.T) {
+	is := is.New(t)
+	const answer = `{"jsonrpc":"2.0","result":{"protocol":"league.v2","sender":"player:P01"},"id":12345}`
+	l, err := httprpc.Serve("127.0.0.1:0", fixedAnswer(answer), httprpc.ServerConfig{}, nil)
+	is.NoErr(err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = l.Shutdown(ctx)
+	})
+	stdout, _, code := run(t, "check", "player", l.Endpoint())
+	is.Equal(code, 1)
+	var line string
+	for l := range strings.Lines(stdout) {
+		if strings.HasPrefix(l, "FAIL  JSON-RPC envelope ") {
+			line = strings.Join(strings.Fields(l), " ")
+		}
+	}
+	is.Equal(line, `FAIL JSON-RPC envelope 15 of 15 answers break JSON-RPC 2.0; the first, to ping: the id is 12345, not the request's id 1 (it is echoed byte for byte)`+
+		` — sent {"jsonrpc":"2.0","method":"ping","id":1} — got `+answer+
+		` — breaks JSON-RPC 2.0 §5: every answer has "jsonrpc": "2.0", its request's id byte for byte (null for a request that could not be read),`+
+		` and exactly one of "result" and "error", an error being an object with an integer "code" and a string "message"`)
+	is.True(strings.Contains(stdout, "FAIL  invitation by tool name ")) // the league defects are the other checks'
 }
 
 func TestCheckUsage(t *testing.T) {

@@ -47,7 +47,7 @@ func TestCheckPlayerProcesses(t *testing.T) {
 		out, errs, code := runCLI(t, "check", "player", p.endpoint)
 		is.Equal(code, 0) // every check passed
 		is.Equal(errs, "")
-		is.True(strings.HasSuffix(out, "player "+p.endpoint+": 15 checks, 15 passed, 0 failed\n"))
+		is.True(strings.HasSuffix(out, "player "+p.endpoint+": 16 checks, 16 passed, 0 failed\n"))
 	})
 	t.Run("invalid choices", func(t *testing.T) {
 		is := is.New(t)
@@ -95,7 +95,8 @@ func TestCheckRefereeAndManagerProcesses(t *testing.T) {
 				t.Errorf("%s: %s (got %s)", c.Name, c.Detail, c.Got)
 			}
 		}
-		is.Equal(r.Passed, 9)
+		is.Equal(r.Passed, 10)
+		is.Equal(len(r.Checks), 10)
 		if t.Failed() {
 			t.Logf("check: %s\nreferee: %s", errs, ref.stderr)
 		}
@@ -105,7 +106,7 @@ func TestCheckRefereeAndManagerProcesses(t *testing.T) {
 		mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--admin-token", "s3cret")
 		out, errs, code := runCLI(t, "check", "manager", mgr.endpoint, "--admin-token", "s3cret")
 		is.Equal(code, 0)
-		is.True(strings.HasSuffix(out, "manager "+mgr.endpoint+": 20 checks, 20 passed, 0 failed\n"))
+		is.True(strings.HasSuffix(out, "manager "+mgr.endpoint+": 21 checks, 21 passed, 0 failed\n"))
 		is.True(!strings.Contains(out, "s3cret")) // the admin token is never printed
 		if t.Failed() {
 			t.Logf("%s\n%s\nmanager: %s", out, errs, mgr.stderr)
