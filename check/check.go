@@ -101,14 +101,16 @@ func (o Options) withDefaults() Options {
 }
 
 // Check is one rule checked against the agent. Sent and Got are the
-// request and the answer, abbreviated, with tokens left out.
+// request and the answer, abbreviated, with tokens left out; "" when the
+// check has no one exchange to show. Every field is always encoded, so
+// that a script reads the same keys on every check.
 type Check struct {
 	Name   string `json:"name"`
 	Rule   string `json:"rule"`
 	Passed bool   `json:"passed"`
-	Sent   string `json:"sent,omitzero"`
-	Got    string `json:"got,omitzero"`
-	Detail string `json:"detail,omitzero"`
+	Sent   string `json:"sent"`
+	Got    string `json:"got"`
+	Detail string `json:"detail"`
 }
 
 // Report is every check made against one agent, in the order made.

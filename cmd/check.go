@@ -52,8 +52,10 @@ spec it breaks.
            manager: this plays a league on it.
 
 The checker listens on 127.0.0.1 for the referee and manager checks: run it on
-the agent's host. Exit 0 when every check passes, 1 when one fails, 2 when the
-agent answers neither ping nor GET /health within 3 s.`,
+the agent's host. Every check is always listed: one that could not be made,
+or had nothing to look at, fails as "not run". Exit 0 when every check passes,
+1 when one fails, 2 when the agent answers neither ping nor GET /health within
+3 s (--output json still prints the report).`,
 		Example: `  leaguectl check player http://127.0.0.1:8101/mcp
   leaguectl check referee http://127.0.0.1:8001/mcp --timeout-match 90s
   leaguectl check manager http://127.0.0.1:8000/mcp --admin-token s3cret --output json`,
@@ -112,6 +114,13 @@ func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
 	})
 	switch {
 	case errors.Is(err, check.ErrUnreachable):
+		// The JSON report is printed all the same, so that a script reads
+		// one document whatever happened; the table says it on stderr.
+		if o.output == "json" && report != nil {
+			if werr := writeCheckJSON(o.stdout, report); werr != nil {
+				return werr
+			}
+		}
 		return &exitError{code: ExitNetwork, err: err}
 	case err != nil:
 		return err
@@ -119,8 +128,7 @@ func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
 		return ctx.Err() // interrupted: the report would be of checks cut short
 	}
 	if o.output == "json" {
-		err = writeJSON(o.stdout, checkJSON{Role: report.Role, Target: report.Target, Passed: report.Passed(),
-			Failed: report.Failed(), Checks: report.Checks})
+		err = writeCheckJSON(o.stdout, report)
 	} else {
 		err = writeCheckTable(o.stdout, report)
 	}
@@ -140,6 +148,12 @@ type checkJSON struct {
 	Passed int           `json:"passed"`
 	Failed int           `json:"failed"`
 	Checks []check.Check `json:"checks"`
+}
+
+// writeCheckJSON prints the report as one JSON object: every check with
+// all six keys.
+func writeCheckJSON(w io.Writer, r *check.Report) error {
+	return writeJSON(w, checkJSON{Role: r.Role, Target: r.Target, Passed: r.Passed(), Failed: r.Failed(), Checks: r.Checks})
 }
 
 // writeCheckTable prints one line per check, then a summary.

@@ -2,6 +2,8 @@ package cmd_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +69,29 @@ func TestCheckPlayerCommand(t *testing.T) {
 		is.Equal(out.Failed, 0)
 		is.Equal(len(out.Checks), 16)
 		is.True(out.Checks[0].Rule != "") // every check names its rule
+		assertSixKeys(t, stdout)
 	})
+}
+
+// assertSixKeys: every check of a --output json report has exactly the
+// keys the README lists, passed or not, whether it has an exchange to show
+// or not.
+func assertSixKeys(t *testing.T, stdout string) {
+	t.Helper()
+	is := is.NewRelaxed(t)
+	var raw struct {
+		Checks []map[string]any `json:"checks"`
+	}
+	is.NoErr(json.Unmarshal([]byte(stdout), &raw))
+	is.True(len(raw.Checks) > 0)
+	for _, c := range raw.Checks {
+		keys := slices.Sorted(maps.Keys(c))
+		is.Equal(keys, []string{"detail", "got", "name", "passed", "rule", "sent"})
+		for _, k := range []string{"detail", "got", "name", "rule", "sent"} {
+			_, isString := c[k].(string)
+			is.True(isString) // a string, "" when there is nothing to show
+		}
+	}
 }
 
 func TestCheckFailingPlayerCommand(t *testing.T) {
@@ -82,6 +106,7 @@ func TestCheckFailingPlayerCommand(t *testing.T) {
 		is.Equal(c.Passed, c.Name != "parity choice") // only the parity choice fails
 	}
 	is.Equal(stderr, "leaguectl: player "+ep+": 1 of 16 checks failed\n")
+	assertSixKeys(t, stdout)
 
 	table, _, code := run(t, "check", "player", ep)
 	is.Equal(code, 1)
@@ -91,15 +116,39 @@ func TestCheckFailingPlayerCommand(t *testing.T) {
 }
 
 func TestCheckUnreachableCommand(t *testing.T) {
-	is := is.New(t)
 	dead := transporttest.DeadEndpoint(t)
-	for _, role := range []string{"player", "referee", "manager"} {
-		start := time.Now()
-		stdout, stderr, code := run(t, "check", role, dead)
-		is.Equal(code, 2) // network
-		is.Equal(stdout, "")
-		is.True(strings.HasPrefix(stderr, "leaguectl: the agent cannot be reached: "+dead))
-		is.True(time.Since(start) < check.ReachTimeout) // at once: nothing listens
+	for role, total := range map[string]int{"player": 16, "referee": 10, "manager": 21} {
+		t.Run(role, func(t *testing.T) {
+			is := is.New(t)
+			start := time.Now()
+			stdout, stderr, code := run(t, "check", role, dead)
+			is.Equal(code, 2) // network
+			is.Equal(stdout, "")
+			is.True(strings.HasPrefix(stderr, "leaguectl: the agent cannot be reached: "+dead))
+			is.True(time.Since(start) < check.ReachTimeout) // at once: nothing listens
+
+			// --output json: the report all the same, every check failed.
+			stdout, stderr, code = run(t, "check", role, dead, "--output", "json")
+			is.Equal(code, 2)
+			is.True(strings.HasPrefix(stderr, "leaguectl: the agent cannot be reached: "+dead))
+			is.Equal(strings.Count(stdout, "\n"), 1) // one object
+			var out checkOutput
+			is.NoErr(json.Unmarshal([]byte(stdout), &out))
+			is.Equal(out.Role, role)
+			is.Equal(out.Target, dead)
+			is.Equal(out.Passed, 0)
+			is.Equal(out.Failed, total)
+			is.Equal(len(out.Checks), total)
+			is.Equal(out.Checks[0].Name, "ping")
+			is.Equal(out.Checks[0].Sent, `{"jsonrpc":"2.0","method":"ping","id":1}`)
+			is.True(strings.Contains(out.Checks[0].Detail, "connection refused"))
+			is.Equal(out.Checks[1].Name, "GET /health")
+			is.True(strings.Contains(out.Checks[1].Detail, "connection refused"))
+			for _, c := range out.Checks[2:] {
+				is.Equal(c.Detail, "not run: the agent cannot be reached")
+			}
+			assertSixKeys(t, stdout)
+		})
 	}
 }
 

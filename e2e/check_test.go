@@ -76,6 +76,17 @@ func TestCheckPlayerProcesses(t *testing.T) {
 		is.Equal(out, "")
 		is.True(strings.Contains(errs, "the agent cannot be reached"))
 		is.True(time.Since(start) < 3*time.Second) // at once, not a timeout per check
+
+		out, errs, code = runCLI(t, "check", "player", nowhere, "--output", "json")
+		is.Equal(code, 2)
+		is.True(strings.Contains(errs, "the agent cannot be reached"))
+		r := decodeCheck(t, out) // a report all the same
+		is.Equal(r.Role, "player")
+		is.Equal(r.Failed, 16)
+		is.Equal(len(r.Checks), 16)
+		is.Equal(r.Checks[0].Name, "ping")
+		is.True(strings.Contains(r.Checks[0].Detail, "connection refused"))
+		is.Equal(r.Checks[15].Detail, "not run: the agent cannot be reached")
 	})
 }
 
