@@ -239,7 +239,7 @@ func TestReports(t *testing.T) {
 		line := dialectLine(t, "dialect-a.jsonl", "MATCH_RESULT_REPORT", "2dfe77ce5bf3fdc0d5c0e169efecbc10", ref.token)
 		resp := h.roundTrip(strings.Replace(line, `"league_id": "league_2025_even_odd"`, `"league_id": "league_99"`, 1))
 		is.Equal(resp.Error.LeagueCode(), protocol.ErrLeagueNotFound) // a report for another league
-		is.Equal(h.status().MatchesPlayed, 0)                          // nothing counted
+		is.Equal(h.status().MatchesPlayed, 0)                         // nothing counted
 
 		ack, err := ref.reportAs("REF01", ref.token, 1, "R1M1", resultOf("D", "P01", "P02"))
 		is.NoErr(err)
