@@ -396,7 +396,7 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 		return nil, "", "this league plays even_odd, which game_types does not list", nil
 	}
 	proof := protocol.InstanceProof(secret)
-	if a := m.rejoining(role, env, endpoint); a != nil && proof != "" && m.restarted(ctx, a, proof) {
+	if a := m.rejoining(role, endpoint); a != nil && proof != "" && m.restarted(ctx, a, proof) {
 		token, err := m.rejoin(ctx, a, proof)
 		if err != nil {
 			return nil, "", "", err
@@ -466,20 +466,22 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 
 // rejoining is the agent a registration may be of, registering again
 // after a restart of its own (its token is lost with its memory): one of
-// the same role at the same contact_endpoint, whose id the registration
-// asks for or asks for none. Whether it restarted is for restarted to say.
-func (m *Manager) rejoining(role protocol.Role, env protocol.Envelope, endpoint string) *agent {
+// the same role at the same contact_endpoint. Whether it restarted is for
+// restarted to say.
+func (m *Manager) rejoining(role protocol.Role, endpoint string) *agent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	id, taken := m.endpoints[endpoint]
 	if !taken || m.state == StateCompleted {
 		return nil // a completed league has nothing more to tell anyone
 	}
-	a := m.agents[id]
-	if want := requestedID(env.Sender); a.role != role || (want != "" && want != id) {
-		return nil
+	// Whatever id it asks for: the endpoint is the agent's seat, and one
+	// registered there by a stranger first (squatting it) goes to the
+	// agent that proves the endpoint is its own.
+	if a := m.agents[id]; a.role == role {
+		return a
 	}
-	return a
+	return nil
 }
 
 // restartedTimeout bounds the question restarted asks.

@@ -297,3 +297,38 @@ func TestSecretShownToAnotherManager(t *testing.T) {
 		is.Equal(code, protocol.ErrDuplicateRegistration) // and gets nothing here with it
 	})
 }
+
+// TestSquatterLosesTheEndpoint: a stranger that registers first at an
+// agent's endpoint (squatting it, under an id of its own) does not lock
+// the agent out: the agent proves the endpoint is its own and takes the
+// registration, with a new token; the stranger's is worth nothing.
+func TestSquatterLosesTheEndpoint(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{})
+		p1, p1ep := serveRestartable(t, n, "p1", "secret-1")
+		squat, err := h.registerPlayer("player:P77", p1ep) // no secret: nothing proven
+		is.NoErr(err)
+		is.Equal(squat.PlayerID, "P77")
+		own, err := registerPlayerWith(h, "player:P01", p1ep, "secret-1")
+		is.NoErr(err)
+		is.Equal(own.Status, protocol.StatusAccepted)
+		is.Equal(own.PlayerID, "P77") // the seat it was kept out of
+		is.True(own.AuthToken != squat.AuthToken)
+		p1.given(own.AuthToken)
+		_, err = query[scheduleData](h, protocol.MethodLeagueQuery, "player:P77", squat.AuthToken, protocol.QuerySchedule, "")
+		code, _ := codes(err)
+		is.Equal(code, protocol.ErrAuthTokenInvalid) // the stranger's token is worth nothing
+		is.True(mustQuery[scheduleData](h, "player:P77", own.AuthToken, protocol.QuerySchedule, "").Success)
+		is.Equal(h.status().Players, 1)
+
+		// A referee's endpoint taken by a stranger as a player's stays
+		// refused: a referee cannot take a player's seat.
+		_, refEP := serveRestartable(t, n, "ref", "secret-r")
+		_, err = h.registerPlayer("player:P78", refEP)
+		is.NoErr(err)
+		_, err = registerRefereeWith(h, "referee:REF01", refEP, "secret-r")
+		code, _ = codes(err)
+		is.Equal(code, protocol.ErrDuplicateRegistration)
+	})
+}
