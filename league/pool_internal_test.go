@@ -130,7 +130,7 @@ func TestPoolQuiet(t *testing.T) {
 	p.add(r1, 1)
 	p.add(r2, 1)
 	ctx := context.Background()
-	p.quieten(r1)
+	p.quieten(r1, 0)
 	a, err := p.acquire(ctx, "")
 	is.NoErr(err)
 	is.Equal(a, r2) // r1's slot comes first in line, but r1 is quiet
@@ -146,13 +146,18 @@ func TestPoolQuiet(t *testing.T) {
 	is.Equal(g.slot, r1) // heard from: its slot goes
 
 	p.release(r1)
-	p.quieten(r1)
+	p.quieten(r1, 0) // heard from since that match was given it: not quiet
+	a, err = p.acquire(ctx, "")
+	is.NoErr(err)
+	is.Equal(a, r1)
+	p.release(r1)
+	p.quieten(r1, p.heardCount(r1))
 	go func() {
 		a, err := p.acquire(ctx, "")
 		got <- acquired{0, a, err}
 	}()
 	waitInLine(t, p, 1)
-	p.quieten(r2) // every referee quiet: theirs are the slots there are
+	p.quieten(r2, p.heardCount(r2)) // every referee quiet: theirs are the slots there are
 	g = <-got
 	is.NoErr(g.err)
 	is.Equal(g.slot, r1)

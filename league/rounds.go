@@ -307,6 +307,7 @@ func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.S
 		if err != nil {
 			return
 		}
+		seen := m.slots.heardCount(ref)
 		// The assignment is recorded before the referee hears of it, so
 		// that its report is recognised even after a restart.
 		if err := m.persist(ctx, "assignment", func(ctx context.Context, s Store) error {
@@ -356,14 +357,17 @@ func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.S
 				lost = true
 				m.log.LogAttrs(ctx, slog.LevelWarn, "no result in time, handing the match to another referee",
 					slog.String("match_id", mt.MatchID), slog.String("referee_id", ref.id))
-				m.slots.quieten(ref)
 			}
 		case <-within.Done():
 			if lost = ctx.Err() == nil; lost {
 				m.log.LogAttrs(ctx, slog.LevelWarn, "START_MATCH unanswered in the match time, handing the match to another referee",
 					slog.String("match_id", mt.MatchID), slog.String("referee_id", ref.id))
-				m.slots.quieten(ref)
 			}
+		}
+		if lost && ctx.Err() == nil {
+			// Refused, unreachable, restarted or silent: no other match
+			// for it while another referee takes them.
+			m.slots.quieten(ref, seen)
 		}
 		m.slots.release(ref)
 		if !lost || ctx.Err() != nil {
@@ -892,9 +896,10 @@ func (m *Manager) closeDone(mt *match) {
 type pool struct {
 	mu      sync.Mutex
 	free    []*agent
-	waiters []*slotWaiter   // oldest first
-	refs    int             // referees with slots
-	quiet   map[*agent]bool // referees not heard from since a match ran out of time
+	waiters []*slotWaiter     // oldest first
+	refs    int               // referees with slots
+	quiet   map[*agent]bool   // referees not heard from since a match of theirs was lost
+	heardN  map[*agent]uint64 // how often each was heard from: a report races its match's deadline
 }
 
 // slotWaiter is a match waiting for a slot.
@@ -903,7 +908,7 @@ type slotWaiter struct {
 	got   chan *agent // buffered: handing over never blocks
 }
 
-func newPool() *pool { return &pool{quiet: map[*agent]bool{}} }
+func newPool() *pool { return &pool{quiet: map[*agent]bool{}, heardN: map[*agent]uint64{}} }
 
 // add adds n slots of a, interleaved with the others so that matches
 // spread over the referees.
@@ -915,10 +920,23 @@ func (p *pool) add(a *agent, n int) {
 	p.handOutLocked()
 }
 
-// quieten marks a as quiet: its match ran out of time without a result.
-func (p *pool) quieten(a *agent) {
+// heardCount is how often a has been heard from: quieten's seen.
+func (p *pool) heardCount(a *agent) uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.heardN[a]
+}
+
+// quieten marks a as quiet: a match given it when it had been heard from
+// seen times was lost (refused, unreachable, or no result in time). If it
+// has been heard from since (its report crossed the match's deadline), it
+// is not.
+func (p *pool) quieten(a *agent, seen uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.heardN[a] != seen {
+		return
+	}
 	p.quiet[a] = true
 	p.handOutLocked() // when every referee is quiet, theirs are the slots there are
 }
@@ -927,6 +945,7 @@ func (p *pool) quieten(a *agent) {
 func (p *pool) heard(a *agent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.heardN[a]++
 	if p.quiet[a] {
 		delete(p.quiet, a)
 		p.handOutLocked()

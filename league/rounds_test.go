@@ -577,3 +577,64 @@ func TestQuietRefereeGetsNoMoreMatches(t *testing.T) {
 		is.Equal(len(good.starts), 6)   // every match, the silent one's too
 	})
 }
+
+// TestQuietRefereeHeardAgain: a quiet referee that reports, late or not,
+// is given matches again; and one that is quiet is given the match back
+// when the other referee refuses it (refused, it is quiet too).
+func TestQuietRefereeHeardAgain(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		t.Run("late report", func(t *testing.T) {
+			is := is.New(t)
+			h := newHarness(t, n, league.Options{MatchTimeout: 200 * time.Millisecond})
+			defer h.stop()
+			slow := h.referee("REF01", 1, modeManual, nil)
+			good := h.referee("REF02", 1, modeManual, nil)
+			for _, id := range []string{"P01", "P02", "P03", "P04"} {
+				h.player(id)
+			}
+			h.play()
+			first := slow.nextStart()
+			own := good.nextStart() // the round's other match
+			_, err := good.report(own, "A")
+			is.NoErr(err)
+			is.Equal(good.nextStart().MatchID, first.MatchID) // first's, handed over: REF01 is quiet
+			status, err := slow.report(first, "A")            // late, before REF02's: it counts
+			is.NoErr(err)
+			is.Equal(status, protocol.StatusAccepted)
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() { // REF02 reports whatever it is given from now on
+				for {
+					select {
+					case sm := <-good.starts:
+						_, _ = good.report(sm, "A")
+					case <-stop:
+						return
+					}
+				}
+			}()
+			second := slow.nextStart() // heard from: given a match again
+			status, err = slow.report(second, "A")
+			is.NoErr(err)
+			is.Equal(status, protocol.StatusAccepted)
+			is.Equal(h.wait().TotalMatches, 6)
+		})
+		t.Run("the other refuses", func(t *testing.T) {
+			is := is.New(t)
+			h := newHarness(t, n, league.Options{MatchTimeout: 200 * time.Millisecond})
+			defer h.stop()
+			silent := h.referee("REF01", 1, modeManual, nil)
+			h.referee("REF02", 1, modeRefuse, nil)
+			h.player("P01")
+			h.player("P02")
+			h.play()
+			first := silent.nextStart() // never reported: quiet
+			again := silent.nextStart() // REF02 refuses it: the match comes back
+			is.Equal(again.MatchID, first.MatchID)
+			status, err := silent.report(again, "A")
+			is.NoErr(err)
+			is.Equal(status, protocol.StatusAccepted)
+			is.Equal(h.wait().TotalMatches, 1)
+		})
+	})
+}
