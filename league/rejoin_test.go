@@ -332,3 +332,62 @@ func TestSquatterLosesTheEndpoint(t *testing.T) {
 		is.Equal(code, protocol.ErrDuplicateRegistration)
 	})
 }
+
+// TestRejoinHeardAgain: a referee quiet since its match ran out of time is
+// given matches again once it registers again after a restart.
+func TestRejoinHeardAgain(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ref, ep := serveRestartable(t, n, "ref", "ref-secret-1")
+		h := newHarness(t, n, league.Options{MatchTimeout: 200 * time.Millisecond})
+		defer h.stop()
+		next := func() *protocol.StartMatch {
+			t.Helper()
+			select {
+			case sm := <-ref.starts:
+				return sm
+			case <-h.ctx.Done():
+				t.Fatal("no START_MATCH for REF01")
+				return nil
+			}
+		}
+		r1, err := registerRefereeWith(h, "referee:REF01", ep, "ref-secret-1")
+		is.NoErr(err)
+		ref.given(r1.AuthToken)
+		other := h.referee("REF02", 1, modeManual, nil)
+		for _, id := range []string{"P01", "P02", "P03", "P04"} {
+			h.player(id)
+		}
+		h.play()
+		lost := next() // never reported: REF01 goes quiet
+		own := other.nextStart()
+		_, err = other.report(own, "A")
+		is.NoErr(err)
+		is.Equal(other.nextStart().MatchID, lost.MatchID) // handed over
+
+		ref.restart("ref-secret-2")
+		r2, err := registerRefereeWith(h, "referee:REF01", ep, "ref-secret-2")
+		is.NoErr(err)
+		ref.given(r2.AuthToken)
+		_, err = other.report(lost, "A") // the round ends
+		is.NoErr(err)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() { // REF02 reports whatever it is given from now on
+			for {
+				select {
+				case sm := <-other.starts:
+					_, _ = other.report(sm, "A")
+				case <-stop:
+					return
+				}
+			}
+		}()
+		sm := next() // registered again: heard from, given a match
+		f := &fakeReferee{h: h, id: "REF01"}
+		ack, err := f.reportAs("REF01", r2.AuthToken, sm.RoundID, sm.MatchID, resultOf("A", sm.PlayerA(), sm.PlayerB()))
+		is.NoErr(err)
+		is.Equal(ack.Status, protocol.StatusAccepted)
+		is.Equal(h.wait().TotalMatches, 6)
+	})
+}
