@@ -371,19 +371,8 @@ func TestRejoinHeardAgain(t *testing.T) {
 		ref.given(r2.AuthToken)
 		_, err = other.report(lost, "A") // the round ends
 		is.NoErr(err)
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() { // REF02 reports whatever it is given from now on
-			for {
-				select {
-				case sm := <-other.starts:
-					_, _ = other.report(sm, "A")
-				case <-stop:
-					return
-				}
-			}
-		}()
-		sm := next() // registered again: heard from, given a match
+		other.reportAll(t) // whatever REF02 is given from now on
+		sm := next()       // registered again: heard from, given a match
 		f := &fakeReferee{h: h, id: "REF01"}
 		ack, err := f.reportAs("REF01", r2.AuthToken, sm.RoundID, sm.MatchID, resultOf("A", sm.PlayerA(), sm.PlayerB()))
 		is.NoErr(err)

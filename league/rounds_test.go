@@ -601,18 +601,7 @@ func TestQuietRefereeHeardAgain(t *testing.T) {
 			status, err := slow.report(first, "A")            // late, before REF02's: it counts
 			is.NoErr(err)
 			is.Equal(status, protocol.StatusAccepted)
-			stop := make(chan struct{})
-			defer close(stop)
-			go func() { // REF02 reports whatever it is given from now on
-				for {
-					select {
-					case sm := <-good.starts:
-						_, _ = good.report(sm, "A")
-					case <-stop:
-						return
-					}
-				}
-			}()
+			good.reportAll(t)          // whatever REF02 is given from now on
 			second := slow.nextStart() // heard from: given a match again
 			status, err = slow.report(second, "A")
 			is.NoErr(err)
