@@ -29,6 +29,18 @@ type restartable struct {
 	starts chan *protocol.StartMatch
 }
 
+// nextStart is the next START_MATCH r is sent, within the harness's time.
+func (r *restartable) nextStart(t *testing.T, h *harness) *protocol.StartMatch {
+	t.Helper()
+	select {
+	case sm := <-r.starts:
+		return sm
+	case <-h.ctx.Done():
+		t.Fatal("no START_MATCH")
+		return nil
+	}
+}
+
 func serveRestartable(t *testing.T, n *transporttest.Net, name, secret string) (*restartable, string) {
 	t.Helper()
 	r := &restartable{secret: secret, starts: make(chan *protocol.StartMatch, 16)}
@@ -191,16 +203,7 @@ func TestRejoinRefereeMatchInFlight(t *testing.T) {
 		// A match timeout longer than the harness waits for anything.
 		h := newHarness(t, n, league.Options{MatchTimeout: time.Minute})
 		defer h.stop()
-		next := func() *protocol.StartMatch {
-			t.Helper()
-			select {
-			case sm := <-ref.starts:
-				return sm
-			case <-h.ctx.Done():
-				t.Fatal("no START_MATCH")
-				return nil
-			}
-		}
+		next := func() *protocol.StartMatch { t.Helper(); return ref.nextStart(t, h) }
 		h.player("P01")
 		h.player("P02")
 		r1, err := registerRefereeWith(h, "referee:REF01", ep, "ref-secret-1")
@@ -341,16 +344,7 @@ func TestRejoinHeardAgain(t *testing.T) {
 		ref, ep := serveRestartable(t, n, "ref", "ref-secret-1")
 		h := newHarness(t, n, league.Options{MatchTimeout: 200 * time.Millisecond})
 		defer h.stop()
-		next := func() *protocol.StartMatch {
-			t.Helper()
-			select {
-			case sm := <-ref.starts:
-				return sm
-			case <-h.ctx.Done():
-				t.Fatal("no START_MATCH for REF01")
-				return nil
-			}
-		}
+		next := func() *protocol.StartMatch { t.Helper(); return ref.nextStart(t, h) }
 		r1, err := registerRefereeWith(h, "referee:REF01", ep, "ref-secret-1")
 		is.NoErr(err)
 		ref.given(r1.AuthToken)
