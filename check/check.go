@@ -150,6 +150,7 @@ type checker struct {
 	opts   Options
 	report *Report
 	ids    atomic.Uint64
+	fakes  atomic.Uint64 // the fake agents served, for their listeners' names
 	// plan is every check of the role, in the order reported.
 	plan []planned
 

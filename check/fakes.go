@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -109,13 +108,12 @@ func (f *fake) why() (got, detail string) {
 	return abbrev(last[0]), fmt.Sprintf("; the checker refused %d request(s) of the agent, the last with %s", len(all), rpcText(resp.Error))
 }
 
-// fakeSeq makes listener names unique on a shared bus.
-var fakeSeq atomic.Uint64
-
 // serve serves mux as a fake agent of the check.
 func (c *checker) serve(name string, mux *transport.Mux) (*fake, error) {
 	f := &fake{mux: mux, refused: newInbox[[2][]byte]()}
-	l, err := c.opts.Network.Listen(fmt.Sprintf("check-%s-%d", name, fakeSeq.Add(1)), f)
+	// The checker's address makes the name unique among the checkers
+	// running on a shared bus, and its count among its own fakes.
+	l, err := c.opts.Network.Listen(fmt.Sprintf("check-%s-%p-%d", name, c, c.fakes.Add(1)), f)
 	if err != nil {
 		return nil, fmt.Errorf("check: cannot serve the checker's %s: %w", name, err)
 	}

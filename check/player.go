@@ -37,7 +37,7 @@ const (
 	matchOldV1 = "R3M1" // invited with protocol league.v1
 )
 
-var (
+const (
 	refereeSender = "referee:" + checkerID
 	managerSender = "league_manager:" + checkerID
 )
