@@ -56,7 +56,7 @@ func checkURL(flag, s string) error {
 }
 
 // serverLogger is the logger of a serve-* command: info by default.
-func (o *rootOptions) serverLogger(agentID string) (*slog.Logger, error) {
+func (o *rootOptions) serverLogger(name *agentName) (*slog.Logger, error) {
 	level := o.logLevel
 	if level == "" {
 		level = "info"
@@ -65,7 +65,7 @@ func (o *rootOptions) serverLogger(agentID string) (*slog.Logger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.With(slog.String("agent_id", agentID)), nil
+	return slog.New(newNamedHandler(l.Handler(), name)), nil
 }
 
 // agentServer is what a serve-* command runs: an agent's methods, and what

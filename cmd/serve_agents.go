@@ -119,7 +119,7 @@ first line of stdout.`,
 			if err != nil {
 				return err
 			}
-			logger, err := ro.serverLogger("league_manager:" + league.ManagerID)
+			logger, err := ro.serverLogger(newAgentName("league_manager", league.ManagerID))
 			if err != nil {
 				return err
 			}
@@ -217,7 +217,7 @@ URL is the first line of stdout.`,
 					return err
 				}
 			}
-			cfg, seed, logger, err := ro.agentSetup(c, &o.server, o.manager, o.id, o.seed, "referee")
+			cfg, seed, logger, name, err := ro.agentSetup(c, &o.server, o.manager, o.id, o.seed, "referee")
 			if err != nil {
 				return err
 			}
@@ -227,6 +227,7 @@ URL is the first line of stdout.`,
 				opts.ManagerEndpoint, opts.Endpoint, opts.Words = o.manager, endpoint, protocol.NewWords()
 				opts.RegistrationToken = refereeTokenFrom(o.refereeToken)
 				opts.PlayerEndpoints = o.players
+				opts.OnRegistered = name.set
 				ref := referee.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, opts.Words), logger)
 				return &agentServer{mux: ref.Handler(), run: ref.Run, trusted: ref.Vouches}, nil
 			}))
@@ -276,7 +277,7 @@ is the first line of stdout.`,
 					return usagef(fmt.Errorf("--fault: %v", err))
 				}
 			}
-			cfg, seed, logger, err := ro.agentSetup(c, &o.server, o.manager, o.id, o.seed, "player")
+			cfg, seed, logger, name, err := ro.agentSetup(c, &o.server, o.manager, o.id, o.seed, "player")
 			if err != nil {
 				return err
 			}
@@ -285,6 +286,7 @@ is the first line of stdout.`,
 				opts.RequestedID, opts.DisplayName, opts.Strategy = o.id, o.name, strategy
 				opts.ManagerEndpoint, opts.Endpoint, opts.Fault = o.manager, endpoint, fault
 				opts.Words = protocol.NewWords()
+				opts.OnRegistered = name.set
 				served := make(chan transport.Listener, 1)
 				if fault.Kind == player.FaultCrash {
 					// Gone as it registers; the process stays until stopped.
@@ -312,36 +314,34 @@ is the first line of stdout.`,
 
 // agentSetup is what serve-referee and serve-player check and prepare
 // before they serve: the config, the server flags, the manager URL, the id,
-// the seed and the logger of role:id.
-func (ro *rootOptions) agentSetup(c *cobra.Command, server *serverFlags, manager, id string, seed uint64, role string) (config.Config, uint64, *slog.Logger, error) {
+// the seed, and the logger of role:id with the name that makes its
+// agent_id follow the id the manager assigns.
+func (ro *rootOptions) agentSetup(c *cobra.Command, server *serverFlags, manager, id string, seed uint64, role string) (config.Config, uint64, *slog.Logger, *agentName, error) {
 	cfg, err := ro.loadConfig(c)
 	if err != nil {
-		return cfg, 0, nil, err
+		return cfg, 0, nil, nil, err
 	}
 	if err := server.validate(); err != nil {
-		return cfg, 0, nil, err
+		return cfg, 0, nil, nil, err
 	}
 	if err := checkURL("--manager", manager); err != nil {
-		return cfg, 0, nil, err
+		return cfg, 0, nil, nil, err
 	}
 	if err := checkID("--id", id); err != nil {
-		return cfg, 0, nil, err
+		return cfg, 0, nil, nil, err
 	}
 	if seed, err = pickSeed(c, seed); err != nil {
-		return cfg, 0, nil, err
+		return cfg, 0, nil, nil, err
 	}
-	logger, err := ro.serverLogger(role + ":" + orPending(id))
+	if id == "" {
+		id = "pending"
+	}
+	name := newAgentName(role, id)
+	logger, err := ro.serverLogger(name)
 	if err == nil {
 		logger.Info("seed", "seed", seed) // as --seed's help says: what reproduces its choices
 	}
-	return cfg, seed, logger, err
-}
-
-func orPending(id string) string {
-	if id == "" {
-		return "pending"
-	}
-	return id
+	return cfg, seed, logger, name, err
 }
 
 // checkID refuses an id the protocol would refuse in a sender.

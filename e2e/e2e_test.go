@@ -718,3 +718,45 @@ func TestConnectionLimitAcrossProcesses(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestAssignedIDInLogs: agents started without --id log as role:pending
+// until the manager assigns their id, and as role:id from the line that
+// says so on.
+func TestAssignedIDInLogs(t *testing.T) {
+	is := is.New(t)
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--seed", "3")
+	ref := startServer(t, "referee", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--seed", "3")
+	var players []*server
+	for i := range 2 {
+		players = append(players, startServer(t, fmt.Sprint("player ", i+1), "serve-player", "--port", "0", "--manager", mgr.endpoint, "--seed", "3"))
+	}
+	_, errs, code := runCLI(t, "start", "--manager", mgr.endpoint, "--min-players", "2", "--wait")
+	is.Equal(code, 0) // start --wait
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	for _, s := range append([]*server{ref}, players...) {
+		role, idKey := "player", "player_id"
+		if s == ref {
+			role, idKey = "referee", "referee_id"
+		}
+		var id string // the id assigned, once the agent says it registered
+		lines := 0
+		for line := range strings.SplitSeq(strings.TrimSpace(s.stderr.String()), "\n") {
+			var entry map[string]any
+			is.NoErr(json.Unmarshal([]byte(line), &entry)) // a JSON log line
+			if entry["message"] == "registered" {
+				id, _ = entry[idKey].(string)
+				is.True(id != "") // the registered line names the id
+			}
+			want := role + ":pending"
+			if id != "" {
+				want = role + ":" + id
+			}
+			is.Equal(entry["agent_id"], want) // agent_id of a line
+			lines++
+		}
+		is.True(id != "")  // the agent registered
+		is.True(lines > 2) // lines after the registration were checked
+	}
+}

@@ -66,6 +66,10 @@ type Options struct {
 	// anything can call it. cmd uses it to close the endpoint of a
 	// crashing player, which the manager then registers and never reaches.
 	OnRegistering func()
+	// OnRegistered, when set, is called with the player's id after each
+	// registration the manager accepts (cmd puts it in the log lines'
+	// agent_id).
+	OnRegistered func(id string)
 	// MaxHistory bounds the games the player remembers (0:
 	// DefaultMaxHistory); beyond it the oldest is forgotten (its stats
 	// stay counted). Anyone may send a GAME_OVER, each for a match id of
@@ -290,6 +294,9 @@ func (p *Player) Register(ctx context.Context) error {
 		p.leagueID = resp.LeagueID
 	}
 	p.mu.Unlock()
+	if p.opts.OnRegistered != nil {
+		p.opts.OnRegistered(resp.PlayerID)
+	}
 	p.log.LogAttrs(ctx, slog.LevelInfo, "registered",
 		slog.String("player_id", resp.PlayerID), slog.String("league_id", resp.LeagueID))
 	return nil

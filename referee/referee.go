@@ -80,6 +80,10 @@ type Options struct {
 	// given it (league.Options.RefereeToken); empty for one that admits
 	// any.
 	RegistrationToken string
+	// OnRegistered, when set, is called with the referee's id after each
+	// registration the manager accepts (cmd puts it in the log lines'
+	// agent_id).
+	OnRegistered func(id string)
 	// InstanceSecret is the secret the referee registers with, and shows
 	// the proof of in get_registration_status (protocol.InstanceProof),
 	// so that, restarted, it can register again as itself: drawn at New
@@ -356,6 +360,9 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 		close(r.registered)
 	}
 	r.mu.Unlock()
+	if r.opts.OnRegistered != nil {
+		r.opts.OnRegistered(resp.RefereeID)
+	}
 	r.log.LogAttrs(ctx, slog.LevelInfo, "registered", slog.String("referee_id", resp.RefereeID),
 		slog.String("manager", endpoint))
 	return nil
