@@ -268,3 +268,20 @@ func TestInterrupted(t *testing.T) {
 	is.Equal(cmd.ExitCode(err), cmd.ExitInterrupted)
 	is.Equal(errb.String(), "leaguectl: interrupted\n")
 }
+
+// TestUnknownEnvWarned: a misspelled LEAGUECTL_* variable is warned of on
+// stderr, before a failure's line, which stays the last.
+func TestUnknownEnvWarned(t *testing.T) {
+	is := is.New(t)
+	t.Setenv("LEAGUECTL_TIMEOUT_JOIN", "1s")
+	out, stderr, code := run(t, "simulate", "--players", "2", "--seed", "1", "--output", "json")
+	is.Equal(code, 0)
+	is.True(out != "")
+	is.Equal(stderr, "leaguectl: warning: LEAGUECTL_TIMEOUT_JOIN is not a leaguectl setting; ignored (did you mean LEAGUECTL_TIMEOUTS_JOIN?)\n")
+	_, stderr, code = run(t, "simulate", "--players", "1")
+	is.Equal(code, 1)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	is.Equal(len(lines), 2)
+	is.True(strings.HasPrefix(lines[0], "leaguectl: warning: LEAGUECTL_TIMEOUT_JOIN"))
+	is.True(strings.HasPrefix(lines[1], "leaguectl: ") && !strings.Contains(lines[1], "warning")) // the failure, last
+}

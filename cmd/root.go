@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -68,6 +69,13 @@ serve-referee and serve-player.`,
 	pf.StringVar(&o.logLevel, "log-level", "", "log level on stderr: debug, info, warn or error (default: warn for simulate, info for servers)")
 	o.flagKeys = addConfigFlags(pf)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef(err) })
+	// A misspelled LEAGUECTL_* variable is said, not ignored in silence;
+	// before the command's own output, so a failure's line stays the last.
+	root.PersistentPreRun = func(*cobra.Command, []string) {
+		for _, w := range config.UnknownEnv(os.Environ(), adminTokenEnv, refereeTokenEnv) {
+			fmt.Fprintf(stderr, "leaguectl: warning: %s\n", w)
+		}
+	}
 	root.AddCommand(newSimulateCmd(o), newServeManagerCmd(o), newServeRefereeCmd(o), newServePlayerCmd(o),
 		newStartCmd(o), newQueryCmd(o), newPingCmd(o), newExportCmd(o), newCheckCmd(o))
 	return root

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -565,4 +566,56 @@ func badIDRune(r rune) bool {
 		return false
 	}
 	return true
+}
+
+// UnknownEnv returns a warning for each LEAGUECTL_* variable of environ
+// (KEY=VALUE lines, as os.Environ gives them) that is neither a setting's
+// nor one of extra: a misspelled variable would otherwise be ignored in
+// silence. A warning names the closest known variable when one is near.
+func UnknownEnv(environ []string, extra ...string) []string {
+	known := slices.Clone(extra)
+	for _, f := range fields() {
+		known = append(known, envVar(f.key))
+	}
+	var warnings []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "LEAGUECTL_") || slices.Contains(known, name) {
+			continue
+		}
+		w := name + " is not a leaguectl setting; ignored"
+		best, bestDist := "", 4 // at most 3 edits away
+		for _, k := range known {
+			if d := editDistance(name, k); d < bestDist {
+				best, bestDist = k, d
+			}
+		}
+		if best != "" {
+			w += " (did you mean " + best + "?)"
+		}
+		warnings = append(warnings, w)
+	}
+	slices.Sort(warnings)
+	return warnings
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
