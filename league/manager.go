@@ -177,7 +177,7 @@ type Manager struct {
 	mu        sync.Mutex
 	state     string
 	agents    map[string]*agent
-	endpoints map[string]string // contact endpoint → agent id
+	endpoints map[seat]string // a role's contact endpoint → agent id
 	players   []*agent
 	referees  []*agent
 	rounds    [][]*match
@@ -240,7 +240,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 		state:      StateRegistration,
 		agents:     map[string]*agent{},
 		sizes:      map[string]int{},
-		endpoints:  map[string]string{},
+		endpoints:  map[seat]string{},
 		matches:    map[string]*match{},
 		recording:  map[*match]chan struct{}{},
 		table:      newTable(opts.Scoring),
@@ -408,7 +408,7 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	if role == protocol.RolePlayer && m.state != StateRegistration {
 		return nil, "", "registration is closed: the league has started", nil
 	}
-	if owner, taken := m.endpoints[endpoint]; taken {
+	if owner, taken := m.endpoints[seat{role, endpoint}]; taken {
 		return nil, "", "", &protocol.Error{Code: protocol.ErrDuplicateRegistration,
 			Detail:  fmt.Sprintf("contact_endpoint %s is already registered as %s", protocol.Clip(endpoint), owner),
 			Context: map[string]any{"agent_id": owner}}
@@ -452,7 +452,7 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 		return nil, "", "", err
 	}
 	m.agents[id] = a
-	m.endpoints[endpoint] = id
+	m.endpoints[seat{role, endpoint}] = id
 	if role == protocol.RoleReferee {
 		m.referees = append(m.referees, a)
 		m.slots.add(a, capacity)
@@ -471,17 +471,22 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 func (m *Manager) rejoining(role protocol.Role, endpoint string) *agent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	id, taken := m.endpoints[endpoint]
+	id, taken := m.endpoints[seat{role, endpoint}]
 	if !taken || m.state == StateCompleted {
 		return nil // a completed league has nothing more to tell anyone
 	}
 	// Whatever id it asks for: the endpoint is the agent's seat, and one
 	// registered there by a stranger first (squatting it) goes to the
 	// agent that proves the endpoint is its own.
-	if a := m.agents[id]; a.role == role {
-		return a
-	}
-	return nil
+	return m.agents[id]
+}
+
+// seat is what a registration holds: a contact endpoint, in a role. A
+// player registered first at a referee's endpoint (or the other way
+// round) does not keep the referee out: each role's seats are its own.
+type seat struct {
+	role     protocol.Role
+	endpoint string
 }
 
 // restartedTimeout bounds the question restarted asks.
@@ -520,7 +525,7 @@ func (m *Manager) restarted(ctx context.Context, a *agent, proof string) bool {
 func (m *Manager) rejoin(ctx context.Context, a *agent, proof string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.endpoints[a.endpoint] != a.id {
+	if m.endpoints[seat{a.role, a.endpoint}] != a.id {
 		return "", protocol.Errorf(protocol.ErrDuplicateRegistration, "contact_endpoint %s changed hands meanwhile", protocol.Clip(a.endpoint))
 	}
 	if m.state == StateCompleted {

@@ -69,7 +69,7 @@ func (m *Manager) Restore(ctx context.Context) error {
 			unknown++
 		}
 		m.agents[a.id] = a
-		m.endpoints[a.endpoint] = a.id
+		m.endpoints[seat{a.role, a.endpoint}] = a.id
 		if a.role == protocol.RoleReferee {
 			m.referees = append(m.referees, a)
 			m.slots.add(a, a.capacity)

@@ -111,8 +111,8 @@ func registerRefereeWith(h *harness, sender, endpoint, secret string) (*protocol
 // it has; a new instance there (a restart) gets its id back with a new
 // token, recorded before the answer, which a restarted manager knows, in a
 // running league too; its old token is worth nothing. Anyone else (no
-// secret, another secret, another id or role at the endpoint, an endpoint
-// that shows no proof or is not there) is refused with E017, as before.
+// secret, another secret, another id at the endpoint, an endpoint that
+// shows no proof or is not there) is refused with E017, as before.
 func TestRejoin(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
@@ -143,7 +143,10 @@ func TestRejoin(t *testing.T) {
 			func() error { _, err := h.registerPlayer("player:P01", p1ep); return err },                  // no secret
 			func() error { _, err := registerPlayerWith(h, "player:P01", p1ep, "guessed"); return err },  // another secret
 			func() error { _, err := registerPlayerWith(h, "player:P02", p1ep, "secret-1"); return err }, // another id
-			func() error { _, err := registerRefereeWith(h, "referee:pending", p1ep, "secret-1"); return err },
+			func() error {
+				_, err := registerRefereeWith(h, "referee:pending", endpoint("ref"), "secret-1")
+				return err
+			}, // a referee's seat
 			func() error { _, err := registerPlayerWith(h, "player:pending", endpoint("p2"), "x"); return err }, // nobody there
 		} {
 			code, _ := codes(stranger())
@@ -325,14 +328,20 @@ func TestSquatterLosesTheEndpoint(t *testing.T) {
 		is.True(mustQuery[scheduleData](h, "player:P77", own.AuthToken, protocol.QuerySchedule, "").Success)
 		is.Equal(h.status().Players, 1)
 
-		// A referee's endpoint taken by a stranger as a player's stays
-		// refused: a referee cannot take a player's seat.
+		// A referee's endpoint taken by a stranger as a player's does not
+		// keep the referee out: each role's seats are its own. A second
+		// referee there is refused, as ever.
 		_, refEP := serveRestartable(t, n, "ref", "secret-r")
 		_, err = h.registerPlayer("player:P78", refEP)
 		is.NoErr(err)
-		_, err = registerRefereeWith(h, "referee:REF01", refEP, "secret-r")
+		ref, err := registerRefereeWith(h, "referee:REF01", refEP, "secret-r")
+		is.NoErr(err)
+		is.Equal(ref.Status, protocol.StatusAccepted)
+		is.Equal(ref.RefereeID, "REF01")
+		is.Equal(h.status().Players, 2)
+		_, err = registerRefereeWith(h, "referee:REF02", refEP, "")
 		code, _ = codes(err)
-		is.Equal(code, protocol.ErrDuplicateRegistration)
+		is.Equal(code, protocol.ErrDuplicateRegistration) // the referee seat is taken
 	})
 }
 

@@ -32,7 +32,7 @@ import (
 )
 
 // SchemaVersion is the newest schema this build reads and writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // busyTimeout is how long a write waits for another connection's.
 const busyTimeout = 5 * time.Second
@@ -98,6 +98,26 @@ var migrations = [...]string{
 	// again after a restart. NULL for a random token, and for every agent
 	// of version 1.
 	`ALTER TABLE agents ADD COLUMN token_nonce TEXT;`,
+	// Version 3: an endpoint is unique in a role, not across roles: a
+	// player registered first at a referee's endpoint does not keep the
+	// referee out (league's seats). SQLite drops a column's UNIQUE only
+	// by making the table again; the rows keep their seq.
+	`CREATE TABLE agents_v3 (
+		seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+		id            TEXT    NOT NULL UNIQUE,
+		role          TEXT    NOT NULL,
+		display_name  TEXT    NOT NULL,
+		endpoint      TEXT    NOT NULL,
+		token_sha256  TEXT    NOT NULL,
+		capacity      INTEGER NOT NULL,
+		registered_at TEXT    NOT NULL,
+		token_nonce   TEXT,
+		UNIQUE (role, endpoint)
+	);
+	INSERT INTO agents_v3 (seq, id, role, display_name, endpoint, token_sha256, capacity, registered_at, token_nonce)
+		SELECT seq, id, role, display_name, endpoint, token_sha256, capacity, registered_at, token_nonce FROM agents;
+	DROP TABLE agents;
+	ALTER TABLE agents_v3 RENAME TO agents;`,
 }
 
 // ErrNewerSchema is returned for a database written by a newer leaguectl.

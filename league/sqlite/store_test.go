@@ -193,6 +193,41 @@ func TestOpen(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(sv.Agents, []league.AgentRecord{old, p2})
 	})
+	t.Run("version 2", func(t *testing.T) {
+		is := is.New(t)
+		ctx := testCtx(t)
+		path := dbPath(t)
+		s := open(t, path)
+		is.NoErr(s.CreateLeague(ctx, testLeague))
+		// The agents table as version 2 left it: an endpoint unique
+		// across roles.
+		_, err := s.DB().ExecContext(ctx, `DROP TABLE agents;
+			CREATE TABLE agents (
+				seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, role TEXT NOT NULL,
+				display_name TEXT NOT NULL, endpoint TEXT NOT NULL UNIQUE, token_sha256 TEXT NOT NULL,
+				capacity INTEGER NOT NULL, registered_at TEXT NOT NULL, token_nonce TEXT);
+			PRAGMA user_version = 2`)
+		is.NoErr(err)
+		ref := agentRec("REF01", protocol.RoleReferee, 4, at(1))
+		ref.TokenNonce = []byte{1, 2}
+		is.NoErr(s.SaveAgent(ctx, ref))
+		p1 := agentRec("P01", protocol.RolePlayer, 0, at(2))
+		p1.Endpoint = ref.Endpoint
+		is.True(s.SaveAgent(ctx, p1) != nil) // version 2: one endpoint, one agent
+		is.NoErr(s.Close())
+
+		s = open(t, path)
+		v, err := s.Version(ctx)
+		is.NoErr(err)
+		is.Equal(v, sqlite.SchemaVersion) // migrated
+		is.NoErr(s.SaveAgent(ctx, p1))    // a player at the referee's endpoint
+		p2 := agentRec("P02", protocol.RolePlayer, 0, at(3))
+		p2.Endpoint = ref.Endpoint
+		is.True(s.SaveAgent(ctx, p2) != nil) // but not a second player there
+		sv, err := s.Load(ctx)
+		is.NoErr(err)
+		is.Equal(sv.Agents, []league.AgentRecord{ref, p1}) // its referee kept, nonce and all, first
+	})
 	t.Run("newer schema", func(t *testing.T) {
 		is := is.New(t)
 		ctx := testCtx(t)
