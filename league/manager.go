@@ -330,7 +330,7 @@ func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (
 	}
 	resp.Status, resp.RefereeID, resp.SignsMessages = protocol.StatusAccepted, a.id, m.alwaysSigns()
 	m.log.LogAttrs(ctx, slog.LevelInfo, "referee registered", slog.String("referee_id", a.id),
-		slog.String("endpoint", a.endpoint), slog.Int("max_concurrent_matches", a.capacity),
+		slog.String("endpoint", a.endpoint), slog.Int("max_concurrent_matches", min(meta.MaxConcurrentMatches, MaxRefereeCapacity)),
 		slog.String("conversation_id", req.ConversationID))
 	return resp, nil
 }
@@ -395,9 +395,14 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	if !contains(games, protocol.GameEvenOdd) {
 		return nil, "", "this league plays even_odd, which game_types does not list", nil
 	}
+	if capacity > MaxRefereeCapacity {
+		m.log.LogAttrs(ctx, slog.LevelWarn, "referee's max_concurrent_matches lowered", slog.Int("asked", capacity),
+			slog.Int("given", MaxRefereeCapacity), slog.String("endpoint", endpoint))
+		capacity = MaxRefereeCapacity
+	}
 	proof := protocol.InstanceProof(secret)
 	if a := m.rejoining(role, endpoint); a != nil && proof != "" && m.restarted(ctx, a, proof) {
-		token, err := m.rejoin(ctx, a, proof)
+		token, err := m.rejoin(ctx, a, proof, capacity)
 		if err != nil {
 			return nil, "", "", err
 		}
@@ -430,11 +435,6 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	}
 	if role == protocol.RoleReferee && m.state == StateCompleted {
 		return nil, "", "the league is over", nil
-	}
-	if capacity > MaxRefereeCapacity {
-		m.log.LogAttrs(ctx, slog.LevelWarn, "referee's max_concurrent_matches lowered", slog.Int("asked", capacity),
-			slog.Int("given", MaxRefereeCapacity), slog.String("endpoint", endpoint))
-		capacity = MaxRefereeCapacity
 	}
 	token, nonce, err := m.newToken(role, id)
 	if err != nil {
@@ -521,8 +521,9 @@ func (m *Manager) restarted(ctx context.Context, a *agent, proof string) bool {
 // recorded before it is answered; the old one is worth nothing from then
 // on. A referee's matches in flight are lost with its memory: they are
 // handed out again at once (agent.restarted), not after the match
-// timeout.
-func (m *Manager) rejoin(ctx context.Context, a *agent, proof string) (string, error) {
+// timeout. A referee's capacity is the one it registers with now: it may
+// have been restarted with another --max-concurrent-matches.
+func (m *Manager) rejoin(ctx context.Context, a *agent, proof string, capacity int) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.endpoints[seat{a.role, a.endpoint}] != a.id {
@@ -539,12 +540,21 @@ func (m *Manager) rejoin(ctx context.Context, a *agent, proof string) (string, e
 		return "", err
 	}
 	hash := sha256.Sum256([]byte(token))
+	if a.role != protocol.RoleReferee {
+		capacity = a.capacity
+	}
 	if err := m.persist(ctx, "registration", func(ctx context.Context, s Store) error {
-		return s.SaveToken(ctx, a.id, hash, nonce)
+		return s.SaveRejoin(ctx, a.id, hash, nonce, capacity)
 	}); err != nil {
 		return "", err
 	}
 	a.tokenHash, a.nonce, a.instance = hash, nonce, proof
+	if capacity != a.capacity {
+		m.log.LogAttrs(ctx, slog.LevelInfo, "referee's max_concurrent_matches changed", slog.String("referee_id", a.id),
+			slog.Int("from", a.capacity), slog.Int("to", capacity))
+		m.slots.resize(a, a.capacity, capacity)
+		a.capacity = capacity
+	}
 	a.setToken(token)
 	close(a.restarted)
 	a.restarted = make(chan struct{})

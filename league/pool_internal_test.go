@@ -162,3 +162,48 @@ func TestPoolQuiet(t *testing.T) {
 	is.NoErr(g.err)
 	is.Equal(g.slot, r1)
 }
+
+// TestPoolResize: a referee's slots follow its capacity: more are there at
+// once; fewer take its free ones at once and those in use as they come
+// back, and a larger capacity again forgives those still owed first.
+func TestPoolResize(t *testing.T) {
+	is := is.New(t)
+	p := newPool()
+	r1, r2 := &agent{id: "REF01"}, &agent{id: "REF02"}
+	p.add(r1, 3)
+	p.add(r2, 1)
+	ctx := context.Background()
+	count := func(a *agent) int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		n := 0
+		for _, b := range p.free {
+			if b == a {
+				n++
+			}
+		}
+		return n
+	}
+	take := func(want *agent) {
+		t.Helper()
+		got, err := p.acquire(ctx, "REF02") // REF01's slots first
+		is.NoErr(err)
+		is.Equal(got, want)
+	}
+	take(r1)
+	take(r1) // two of REF01's three in use
+	p.resize(r1, 3, 1)
+	is.Equal(count(r1), 0) // its free one taken at once
+	p.release(r1)
+	is.Equal(count(r1), 0) // one in use taken as it comes back
+	p.release(r1)
+	is.Equal(count(r1), 1) // the one it has now
+	is.Equal(count(r2), 1) // the other referee's untouched
+
+	take(r1)
+	p.resize(r1, 1, 0) // (as a capacity of 0 never is: owes its one in use)
+	p.resize(r1, 0, 2) // forgiven that one, and given one more
+	is.Equal(count(r1), 1)
+	p.release(r1)
+	is.Equal(count(r1), 2)
+}

@@ -3,6 +3,7 @@ package league_test
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -93,9 +94,14 @@ func registerPlayerWith(h *harness, sender, endpoint, secret string) (*protocol.
 }
 
 func registerRefereeWith(h *harness, sender, endpoint, secret string) (*protocol.RefereeRegisterResponse, error) {
+	return registerRefereeCap(h, sender, endpoint, secret, 1)
+}
+
+// registerRefereeCap is registerRefereeWith with max_concurrent_matches.
+func registerRefereeCap(h *harness, sender, endpoint, secret string, capacity int) (*protocol.RefereeRegisterResponse, error) {
 	req := &protocol.RefereeRegisterRequest{
 		Envelope:       envelope(protocol.TypeRefereeRegisterRequest, sender, ""),
-		RefereeMeta:    &protocol.RefereeMeta{DisplayName: "Referee", Version: "1.0.0", GameTypes: []string{protocol.GameEvenOdd}, ContactEndpoint: endpoint, MaxConcurrentMatches: 1},
+		RefereeMeta:    &protocol.RefereeMeta{DisplayName: "Referee", Version: "1.0.0", GameTypes: []string{protocol.GameEvenOdd}, ContactEndpoint: endpoint, MaxConcurrentMatches: capacity},
 		InstanceSecret: secret,
 	}
 	var resp protocol.RefereeRegisterResponse
@@ -381,5 +387,35 @@ func TestRejoinHeardAgain(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(ack.Status, protocol.StatusAccepted)
 		is.Equal(h.wait().TotalMatches, 6)
+	})
+}
+
+// TestRejoinNewCapacity: a referee restarted with another
+// max_concurrent_matches has that capacity from its new registration on,
+// recorded with its token; the same instance asking again changes nothing.
+func TestRejoinNewCapacity(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		path := filepath.Join(t.TempDir(), "league.db")
+		s := openStore(t, path)
+		h := newHarness(t, n, league.Options{Store: s})
+		ref, ep := serveRestartable(t, n, "ref", "secret-1")
+		r1, err := registerRefereeCap(h, "referee:REF01", ep, "secret-1", 2)
+		is.NoErr(err)
+		ref.given(r1.AuthToken)
+		ref.restart("secret-2")
+		r2, err := registerRefereeCap(h, "referee:REF01", ep, "secret-2", 5)
+		is.NoErr(err)
+		is.Equal(r2.RefereeID, "REF01")
+		ref.given("")
+		again, err := registerRefereeCap(h, "referee:REF01", ep, "secret-2", 9) // its answer lost, asked again
+		is.NoErr(err)
+		is.Equal(again.AuthToken, r2.AuthToken)
+		h.stop()
+		is.NoErr(s.Close())
+		saved := load(t, openStore(t, path))
+		is.Equal(len(saved.Agents), 1)
+		is.Equal(saved.Agents[0].Capacity, 5) // the restarted referee's
+		is.Equal(saved.Agents[0].TokenHash, sha256.Sum256([]byte(r2.AuthToken)))
 	})
 }

@@ -900,6 +900,7 @@ type pool struct {
 	refs    int               // referees with slots
 	quiet   map[*agent]bool   // referees not heard from since a match of theirs was lost
 	heardN  map[*agent]uint64 // how often each was heard from: a report races its match's deadline
+	owed    map[*agent]int    // slots in use that a smaller capacity takes back as they come free
 }
 
 // slotWaiter is a match waiting for a slot.
@@ -908,7 +909,9 @@ type slotWaiter struct {
 	got   chan *agent // buffered: handing over never blocks
 }
 
-func newPool() *pool { return &pool{quiet: map[*agent]bool{}, heardN: map[*agent]uint64{}} }
+func newPool() *pool {
+	return &pool{quiet: map[*agent]bool{}, heardN: map[*agent]uint64{}, owed: map[*agent]int{}}
+}
 
 // add adds n slots of a, interleaved with the others so that matches
 // spread over the referees.
@@ -953,12 +956,42 @@ func (p *pool) heard(a *agent) {
 }
 
 // release gives back a slot of a. It goes last, so that the next match
-// goes to another referee if one is free.
+// goes to another referee if one is free; one that a's capacity lost
+// meanwhile (resize) goes nowhere.
 func (p *pool) release(a *agent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.owed[a] > 0 {
+		p.owed[a]--
+		return
+	}
 	p.free = append(p.free, a)
 	p.handOutLocked()
+}
+
+// resize makes a's slots, from of them, to: more are added as add does;
+// fewer are taken from its free ones, and those in use are kept as they
+// come back (release) until a holds to.
+func (p *pool) resize(a *agent, from, to int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if to > from {
+		// Owed slots are forgiven before new ones are made.
+		back := min(p.owed[a], to-from)
+		p.owed[a] -= back
+		p.free = interleave(append(p.free, slices.Repeat([]*agent{a}, to-from-back)...))
+		p.handOutLocked()
+		return
+	}
+	drop := from - to
+	p.free = slices.DeleteFunc(p.free, func(b *agent) bool {
+		if b == a && drop > 0 {
+			drop--
+			return true
+		}
+		return false
+	})
+	p.owed[a] += drop
 }
 
 // takeLocked removes and returns a free slot, preferring one not of avoid;

@@ -19,9 +19,10 @@ type Store interface {
 	// SaveAgent records a registration (with the hash of its token, and
 	// the nonce it was made with, never the token itself).
 	SaveAgent(ctx context.Context, a AgentRecord) error
-	// SaveToken records an agent's new token (its hash, and its nonce or
-	// nil) when it registered again after a restart of its own.
-	SaveToken(ctx context.Context, id string, hash [32]byte, nonce []byte) error
+	// SaveRejoin records an agent's new token (its hash, and its nonce or
+	// nil) and capacity (a referee's max_concurrent_matches; 0 for a
+	// player) when it registered again after a restart of its own.
+	SaveRejoin(ctx context.Context, id string, hash [32]byte, nonce []byte, capacity int) error
 	// SaveSchedule records the schedule, and that the league has started.
 	SaveSchedule(ctx context.Context, startedAt time.Time, rounds [][]Pairing) error
 	// SaveAssignment records that a match was handed to a referee.

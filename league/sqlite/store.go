@@ -588,11 +588,11 @@ func nonceColumn(nonce []byte) sql.NullString {
 	return sql.NullString{String: hex.EncodeToString(nonce), Valid: nonce != nil}
 }
 
-// SaveToken implements league.Store.
-func (s *Store) SaveToken(ctx context.Context, id string, hash [32]byte, nonce []byte) error {
+// SaveRejoin implements league.Store.
+func (s *Store) SaveRejoin(ctx context.Context, id string, hash [32]byte, nonce []byte, capacity int) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE agents SET token_sha256 = ?, token_nonce = ? WHERE id = ?`,
-			hex.EncodeToString(hash[:]), nonceColumn(nonce), id)
+		res, err := tx.ExecContext(ctx, `UPDATE agents SET token_sha256 = ?, token_nonce = ?, capacity = ? WHERE id = ?`,
+			hex.EncodeToString(hash[:]), nonceColumn(nonce), capacity, id)
 		if err != nil {
 			return err
 		}
