@@ -176,6 +176,13 @@ func TestBadInput(t *testing.T) {
 			"--player-endpoint", "P 1=http://127.0.0.1:2/mcp"}, code: 1, msg: `--player-endpoint P 1: id must be`},
 		{name: "unknown key in config file", args: []string{"simulate"}, file: "timeouts:\n  jion: 1s\n",
 			code: 1, msg: `unknown key "timeouts.jion"`},
+		// Before anything is sent: the manager need not be there.
+		{name: "query as an agent and the operator", args: []string{"query", "standings", "--manager", "http://127.0.0.1:1/mcp",
+			"--as", "P01", "--token", "t", "--admin-token", "a"}, code: 1, msg: "--admin-token asks as the operator, --as and --token as an agent"},
+		{name: "next-match of nobody", args: []string{"query", "next-match", "--manager", "http://127.0.0.1:1/mcp"}, code: 1,
+			msg: "query next-match needs the player: --player ID (or --as ID --token T)"},
+		{name: "player-stats of nobody", args: []string{"query", "player-stats", "--manager", "http://127.0.0.1:1/mcp", "--admin-token", "a"},
+			code: 1, msg: "query player-stats needs the player"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -83,6 +83,12 @@ func runQuery(ctx context.Context, o *queryOptions, word string, cfg config.Conf
 	if (o.as == "") != (o.token == "") {
 		return usagef(fmt.Errorf("--as and --token go together"))
 	}
+	if o.as != "" && o.adminToken != "" {
+		return usagef(fmt.Errorf("--admin-token asks as the operator, --as and --token as an agent: give one or the other"))
+	}
+	if (qt == protocol.QueryNextMatch || qt == protocol.QueryPlayerStats) && o.player == "" && o.as == "" {
+		return usagef(fmt.Errorf("query %s needs the player: --player ID (or --as ID --token T)", word))
+	}
 	q := &protocol.LeagueQuery{
 		Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeLeagueQuery,
 			ConversationID: "conv-query-" + word, LeagueID: cfg.LeagueID},
