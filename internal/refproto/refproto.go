@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -137,18 +138,18 @@ func play(ctx context.Context, matches, workers int, newTrip func() func(context
 	if matches < 1 || workers < 1 {
 		return 0, errors.New("refproto: matches and workers must be positive")
 	}
-	next := make(chan int, matches)
-	for i := range matches {
-		next <- i
-	}
-	close(next)
+	var next atomic.Int64 // the next match to play
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range workers {
 		trip := newTrip()
 		wg.Go(func() {
-			for m := range next {
+			for {
+				m := int(next.Add(1)) - 1
+				if m >= matches {
+					return
+				}
 				c := newCall(m)
 				for x := range ExchangesPerMatch {
 					if err := exchange(ctx, m*ExchangesPerMatch+x, &c, trip); err != nil {
@@ -190,7 +191,11 @@ func Channels(ctx context.Context, matches, workers int) (float64, error) {
 					if err != nil {
 						resp = []byte(err.Error())
 					}
-					out <- resp
+					select {
+					case out <- resp:
+					case <-stop: // its caller gave up (ctx): nobody takes it
+						return
+					}
 				case <-stop:
 					return
 				}

@@ -59,3 +59,24 @@ func BenchmarkReference(b *testing.B) {
 		})
 	}
 }
+
+// TestChannelsStopsWithCtx: a context that ends mid-run ends Channels,
+// the calls it cut short in the middle of an exchange included (their
+// player goroutines had a reply nobody would take).
+func TestChannelsStopsWithCtx(t *testing.T) {
+	is := is.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Channels(ctx, 1<<30, 100)
+		done <- err
+	}()
+	stop := time.AfterFunc(20*time.Millisecond, cancel) // a run under way
+	defer stop.Stop()
+	select {
+	case err := <-done:
+		is.True(err != nil) // cut short
+	case <-time.After(20 * time.Second):
+		t.Fatal("Channels did not return after its context ended")
+	}
+}
