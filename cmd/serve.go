@@ -31,7 +31,7 @@ type serverFlags struct {
 func (f *serverFlags) add(c *cobra.Command, defaultPort int) {
 	c.Flags().StringVar(&f.host, "host", "127.0.0.1", "address to listen on; anything but loopback is your explicit choice")
 	c.Flags().IntVar(&f.port, "port", defaultPort, "port to listen on (0: a free one)")
-	c.Flags().StringVar(&f.advertise, "advertise", "", "endpoint URL to give the others (default: http://<host>:<port>/mcp, with the address that reaches the manager when --host is 0.0.0.0 or ::)")
+	c.Flags().StringVar(&f.advertise, "advertise", "", "endpoint URL to give the others (default: http://<host>:<port>/mcp; when --host is 0.0.0.0 or ::, an agent's address that reaches the manager, the manager's first non-loopback address)")
 }
 
 func (f *serverFlags) validate() error {
@@ -87,13 +87,18 @@ type agentServer struct {
 // exit code is 0. An error of the agent's own run ends it with that error.
 func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, cfg config.Config,
 	logger *slog.Logger, build func(endpoint string) (*agentServer, error)) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
 	if err != nil {
 		return &exitError{code: ExitNetwork, err: fmt.Errorf("listen on %s:%d: %w", f.host, f.port, err)}
 	}
 	endpoint := f.advertise
 	if endpoint == "" {
-		endpoint = advertised(ln.Addr().(*net.TCPAddr), peer)
+		endpoint = advertised(ctx, ln.Addr().(*net.TCPAddr), peer, interfaceAddrs)
+		if a := ln.Addr().(*net.TCPAddr); a.IP.IsUnspecified() {
+			logger.LogAttrs(ctx, slog.LevelInfo, "listening on every address; advertising one of them (--advertise sets it)",
+				slog.String("advertised", endpoint))
+		}
 	}
 	agent, err := build(endpoint)
 	if err != nil {
@@ -147,8 +152,10 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 
 // advertised is the endpoint to give others for a bound address: the
 // address itself, or, for an unspecified one (0.0.0.0, ::), the local
-// address that reaches peer (found by a UDP dial, which sends nothing).
-func advertised(a *net.TCPAddr, peer string) string {
+// address that reaches peer (found by a UDP dial, which sends nothing),
+// or without a peer (the manager) the first global address of addrs (the
+// machine's interfaces); 127.0.0.1 when neither says.
+func advertised(ctx context.Context, a *net.TCPAddr, peer string, addrs func() ([]net.Addr, error)) string {
 	host := a.IP.String()
 	if a.IP.IsUnspecified() {
 		host = "127.0.0.1"
@@ -157,11 +164,40 @@ func advertised(a *net.TCPAddr, peer string) string {
 			if port == "" {
 				port = "80"
 			}
-			if c, err := net.Dial("udp", net.JoinHostPort(u.Hostname(), port)); err == nil {
+			var d net.Dialer
+			if c, err := d.DialContext(ctx, "udp", net.JoinHostPort(u.Hostname(), port)); err == nil {
 				host = c.LocalAddr().(*net.UDPAddr).IP.String()
 				c.Close()
 			}
+		} else if ip := globalAddr(addrs); ip != nil {
+			host = ip.String()
 		}
 	}
 	return httprpc.EndpointFor(&net.TCPAddr{IP: net.ParseIP(host), Port: a.Port})
+}
+
+// interfaceAddrs is net.InterfaceAddrs: the machine's addresses.
+func interfaceAddrs() ([]net.Addr, error) { return net.InterfaceAddrs() }
+
+// globalAddr is the first global unicast IPv4 address of addrs, else the
+// first IPv6 one; nil when there is none (or addrs fails).
+func globalAddr(addrs func() ([]net.Addr, error)) net.IP {
+	as, err := addrs()
+	if err != nil {
+		return nil
+	}
+	var v6 net.IP
+	for _, a := range as {
+		n, ok := a.(*net.IPNet)
+		if !ok || !n.IP.IsGlobalUnicast() {
+			continue
+		}
+		if n.IP.To4() != nil {
+			return n.IP
+		}
+		if v6 == nil {
+			v6 = n.IP
+		}
+	}
+	return v6
 }
