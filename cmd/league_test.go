@@ -117,31 +117,37 @@ func TestWholeLeagues(t *testing.T) {
 }
 
 // TestDeterminism: the same seed gives the same standings run after run,
-// whatever the concurrency; another seed gives other standings.
+// whatever the concurrency and the network; another seed gives other
+// standings.
 func TestDeterminism(t *testing.T) {
-	is := is.New(t)
 	cfg := config.Default()
 	spec := leagueSpec{cfg: cfg, seed: 77, players: 12, referees: 3, maxConcurrent: 4,
 		strategies: strategiesOf(t, "random", "adaptive", "winstay", "cycle")}
 	first := playLeague(t, transporttest.Mem(), spec)
-	for _, conc := range []int{1, 2, 50} {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		for _, conc := range []int{1, 2, 50} {
+			s := spec
+			s.maxConcurrent, s.referees = conc, 1+conc%2
+			again := playLeague(t, n, s)
+			is.Equal(again.FinalStandings, first.FinalStandings) // same seed, same standings
+		}
 		s := spec
-		s.maxConcurrent, s.referees = conc, 1+conc%2
-		again := playLeague(t, transporttest.Mem(), s)
-		is.Equal(again.FinalStandings, first.FinalStandings) // same seed, same standings
-	}
-	spec.seed = 78
-	other := playLeague(t, transporttest.Mem(), spec)
-	is.True(fmt.Sprint(other.FinalStandings) != fmt.Sprint(first.FinalStandings)) // the seed matters
+		s.seed = 78
+		other := playLeague(t, n, s)
+		is.True(fmt.Sprint(other.FinalStandings) != fmt.Sprint(first.FinalStandings)) // the seed matters
+	})
 }
 
 // TestScoringConfig: points follow the configured scoring.
 func TestScoringConfig(t *testing.T) {
-	cfg := config.Default()
-	cfg.Scoring = config.Scoring{Win: 2, Draw: 1, Loss: 0}
-	lc := playLeague(t, transporttest.Mem(), leagueSpec{cfg: cfg, seed: 5, players: 6, referees: 1,
-		maxConcurrent: 3, strategies: strategiesOf(t, "random")})
-	checkInvariants(t, lc, 6, cfg.Scoring)
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		cfg := config.Default()
+		cfg.Scoring = config.Scoring{Win: 2, Draw: 1, Loss: 0}
+		lc := playLeague(t, n, leagueSpec{cfg: cfg, seed: 5, players: 6, referees: 1,
+			maxConcurrent: 3, strategies: strategiesOf(t, "random")})
+		checkInvariants(t, lc, 6, cfg.Scoring)
+	})
 }
 
 // TestAgentsShareWords: every agent's server reads its requests' strings

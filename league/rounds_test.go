@@ -627,3 +627,25 @@ func TestQuietRefereeHeardAgain(t *testing.T) {
 		})
 	})
 }
+
+// TestShownTokenCannotReport: the token a referee shows its players
+// (protocol.ShownToken, made from its own) does not sign a report in the
+// referee's name: E012, and the match stays open for the referee's own.
+func TestShownTokenCannotReport(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h, ref, _ := manualLeague(t, n, league.Options{})
+		defer h.stop()
+		sm := ref.nextStart()
+		shown := protocol.ShownToken(protocol.RoleReferee, "REF01", ref.token)
+		is.True(shown != ref.token)
+		_, err := ref.reportAs("REF01", shown, 1, sm.MatchID, resultOf("B", sm.PlayerA(), sm.PlayerB()))
+		code, _ := codes(err)
+		is.Equal(code, protocol.ErrAuthTokenInvalid) // the shown token is not the referee's
+		status, err := ref.report(sm, "A")
+		is.NoErr(err)
+		is.Equal(status, protocol.StatusAccepted) // the referee's own result counts
+		lc := h.wait()
+		is.Equal(lc.FinalStandings, []protocol.StandingRow{srow(1, "P01", 1, 0, 0, 0, 3), srow(2, "P02", 0, 0, 1, 0, 0)})
+	})
+}

@@ -579,7 +579,7 @@ func TestStartMatchWithoutEndpoints(t *testing.T) {
 		is.Equal(data.ValidationErrors, []protocol.FieldError{{Field: "player_b_endpoint",
 			Reason: `is required: this referee was given no endpoint of player "P09" (serve-referee --player-endpoint)`}})
 		st, err := h.matchState("R1M2")
-		is.True(err != nil) // never started
+		is.Equal(rpcError(t, err).LeagueCode(), protocol.ErrMatchNotFound) // never started
 		is.Equal(st.MatchID, "")
 	})
 }
