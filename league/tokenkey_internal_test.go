@@ -128,3 +128,25 @@ func TestTokenKeyFile(t *testing.T) {
 		is.True(strings.Contains(err.Error(), path))
 	})
 }
+
+// FuzzReadTokenKey: whatever a token key file holds, it is read as a key
+// of TokenKeySize bytes or refused, never a panic.
+func FuzzReadTokenKey(f *testing.F) {
+	for _, s := range []string{strings.Repeat("ab", TokenKeySize), strings.Repeat("ab", TokenKeySize) + "\n", " " + strings.Repeat("0", 2*TokenKeySize) + " \r\n",
+		strings.Repeat("ab", TokenKeySize+1), "zz", "", strings.Repeat("é", TokenKeySize)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), "token.key")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		key, err := ReadTokenKey(path)
+		if err == nil && len(key) != TokenKeySize {
+			t.Fatalf("%q read as a key of %d bytes", b, len(key))
+		}
+		if err != nil && key != nil {
+			t.Fatalf("%q refused with a key", b)
+		}
+	})
+}

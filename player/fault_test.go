@@ -362,3 +362,28 @@ func TestFaultState(t *testing.T) {
 		})
 	})
 }
+
+// FuzzParseFault: any --fault text is read or refused, never a panic; a
+// fault read is written back (String) as text that reads as the same fault.
+func FuzzParseFault(f *testing.F) {
+	for _, s := range []string{"timeout", "invalid", "decline", "crash", "slow:250ms", "slow:", "slow:-1s", "slow:1h2m3.5s",
+		"timeout:1", "", ":", "slow:9223372036854775807ns", "SLOW:1s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fault, err := player.ParseFault(s)
+		if err != nil {
+			if fault != (player.Fault{}) {
+				t.Fatalf("%q refused with a fault %+v", s, fault)
+			}
+			return
+		}
+		if fault.Kind == player.FaultSlow && fault.Delay <= 0 {
+			t.Fatalf("%q: slow with delay %v", s, fault.Delay)
+		}
+		again, err := player.ParseFault(fault.String())
+		if err != nil || again != fault {
+			t.Fatalf("%q read as %+v, written %q, read back %+v (%v)", s, fault, fault.String(), again, err)
+		}
+	})
+}
