@@ -72,7 +72,9 @@ serve-referee and serve-player.`,
 	// A misspelled LEAGUECTL_* variable is said, not ignored in silence;
 	// before the command's own output, so a failure's line stays the last.
 	root.PersistentPreRun = func(*cobra.Command, []string) {
-		for _, w := range config.UnknownEnv(os.Environ(), adminTokenEnv, refereeTokenEnv) {
+		// LEAGUECTL_BIN is scripts/local-league.sh's, which its leaguectl
+		// processes inherit.
+		for _, w := range config.UnknownEnv(os.Environ(), adminTokenEnv, refereeTokenEnv, "LEAGUECTL_BIN") {
 			fmt.Fprintf(stderr, "leaguectl: warning: %s\n", w)
 		}
 	}

@@ -316,8 +316,8 @@ is the first line of stdout.`,
 // before they serve: the config, the server flags, the manager URL, the id,
 // the seed, and the logger of role:id with the name that makes its
 // agent_id follow the id the manager assigns.
-func (ro *rootOptions) agentSetup(c *cobra.Command, server *serverFlags, manager, id string, seed uint64, role string) (config.Config, uint64, *slog.Logger, *agentName, error) {
-	cfg, err := ro.loadConfig(c)
+func (o *rootOptions) agentSetup(c *cobra.Command, server *serverFlags, manager, id string, seed uint64, role string) (config.Config, uint64, *slog.Logger, *agentName, error) {
+	cfg, err := o.loadConfig(c)
 	if err != nil {
 		return cfg, 0, nil, nil, err
 	}
@@ -337,7 +337,7 @@ func (ro *rootOptions) agentSetup(c *cobra.Command, server *serverFlags, manager
 		id = "pending"
 	}
 	name := newAgentName(role, id)
-	logger, err := ro.serverLogger(name)
+	logger, err := o.serverLogger(name)
 	if err == nil {
 		logger.Info("seed", "seed", seed) // as --seed's help says: what reproduces its choices
 	}
