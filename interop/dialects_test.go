@@ -296,3 +296,83 @@ func TestMixedDialectsLeague(t *testing.T) {
 		})
 	}
 }
+
+// typesOnly is a dialect-a agent's routing around one of ours: a request
+// whose method is not a message type (GAME_INVITATION, …) is -32601.
+type typesOnly struct {
+	next    transport.MessageServer
+	refused atomic.Int64
+}
+
+func (s *typesOnly) ServeMessage(ctx context.Context, body []byte, p transport.Peer) []byte {
+	items, _ := protocol.DecodeRequests(body)
+	if len(items) == 1 && items[0].Err == nil {
+		if t, ok := protocol.MethodType(items[0].Method); !ok || string(t) != items[0].Method {
+			s.refused.Add(1)
+			return protocol.AppendError(nil, items[0].ID, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found"))
+		}
+	}
+	return s.next.ServeMessage(ctx, body, p)
+}
+
+// TestDialectALeague: every agent, the manager included, answers only
+// methods named by message type, as dialect-a's do; ours find that out
+// and play the league through, with no technical loss.
+func TestDialectALeague(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		defer n.CloseIdle()
+		client := n.Client(5 * time.Second)
+		logger := slog.New(slog.DiscardHandler)
+		var strict []*typesOnly
+		serve := func(name string, srv *transport.LateMux) string {
+			s := &typesOnly{next: srv}
+			strict = append(strict, s)
+			return n.Serve(t, name, s)
+		}
+		mgrSrv := &transport.LateMux{}
+		mgrEP := serve("manager", mgrSrv)
+		mgr := league.New(league.Options{LeagueID: "dialect-a", Seed: 4, Endpoint: mgrEP, MinPlayers: 3, MinReferees: 1,
+			CallTimeout: 5 * time.Second, MatchTimeout: 20 * time.Second}, client, logger)
+		mgrSrv.Set(mgr.Handler())
+		result := make(chan error, 1)
+		go func() { _, err := mgr.Run(ctx); result <- err }()
+		refSrv := &transport.LateMux{}
+		refEP := serve("referee", refSrv)
+		ref := referee.New(referee.Options{RequestedID: "REF01", MaxConcurrent: 2, Seed: 4, ManagerEndpoint: mgrEP,
+			Endpoint: refEP, JoinTimeout: 5 * time.Second, ChoiceTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, client, logger)
+		refSrv.Set(ref.Handler())
+		go func() { _ = ref.Run(ctx) }()
+		var players []*player.Player
+		for i := 1; i <= 3; i++ {
+			srv := &transport.LateMux{}
+			ep := serve(fmt.Sprintf("player-%d", i), srv)
+			p := player.New(player.Options{RequestedID: fmt.Sprintf("P%02d", i), Seed: 4, ManagerEndpoint: mgrEP,
+				Endpoint: ep, CallTimeout: 5 * time.Second}, client, logger)
+			srv.Set(p.Handler())
+			players = append(players, p)
+			go func() { _ = p.Run(ctx) }()
+		}
+		select {
+		case err := <-result:
+			is.NoErr(err)
+		case <-ctx.Done():
+			t.Fatal("the league did not finish")
+		}
+		lc := mgr.Result()
+		is.Equal(lc.TotalMatches, 3)
+		for _, r := range lc.FinalStandings {
+			is.Equal(r.Played, 2)          // every player played every other
+			is.Equal(r.TechnicalLosses, 0) // nobody was misunderstood
+		}
+		for _, p := range players {
+			<-p.Done()
+			is.Equal(p.State().Stats.Played, 2) // each saw its GAME_OVERs
+		}
+		for _, s := range strict {
+			is.True(s.refused.Load() > 0) // each was asked by another name first: the test tested something
+		}
+	})
+}

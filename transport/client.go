@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -187,6 +188,9 @@ const (
 	mcpTools
 	// mcpToolsB calls tools/call with dialect-b's tool names.
 	mcpToolsB
+	// messageTypes calls a league message by its message type
+	// (GAME_INVITATION): dialect-a's agents route on nothing else.
+	messageTypes
 )
 
 // dialectBNames are the tool names of dialect-b where they differ from
@@ -275,7 +279,7 @@ func (c *Client) callDialects(ctx context.Context, to *peer, method string, p js
 	for {
 		err = c.callAs(ctx, to, method, d, p, reply)
 		// A tools/call is already in the form every dialect takes.
-		if !isMethodNotFound(err) || p.Kind() != '{' || method == protocol.MethodToolsCall {
+		if !notFoundIn(d, err) || p.Kind() != '{' || method == protocol.MethodToolsCall {
 			break
 		}
 		next, ok := nextDialect(d, method)
@@ -295,10 +299,35 @@ func isMethodNotFound(err error) bool {
 	return ok && e.Kind == KindRemote && e.RPC.Code == protocol.CodeMethodNotFound
 }
 
+// notFoundIn reports whether err says the endpoint does not know the
+// method as d called it: -32601, or, through tools/call, MCP's ways of
+// saying the tool is unknown (an invalid-params error, -32602, or an
+// isError result, read as -32603, whose message says so).
+func notFoundIn(d dialect, err error) bool {
+	if isMethodNotFound(err) {
+		return true
+	}
+	if d != mcpTools && d != mcpToolsB {
+		return false
+	}
+	e, ok := errors.AsType[*Error](err)
+	if !ok || e.Kind != KindRemote || (e.RPC.Code != protocol.CodeInvalidParams && e.RPC.Code != protocol.CodeInternalError) {
+		return false
+	}
+	msg := strings.ToLower(e.RPC.Message)
+	return strings.Contains(msg, "unknown tool") || strings.Contains(msg, "tool not found") ||
+		(strings.Contains(msg, "tool") && strings.Contains(msg, "not found"))
+}
+
 // nextDialect is the way to try after d failed for method.
 func nextDialect(d dialect, method string) (dialect, bool) {
 	switch d {
 	case plainMethods:
+		if _, ok := messageTypeOf(method); ok {
+			return messageTypes, true
+		}
+		return mcpTools, true
+	case messageTypes:
 		return mcpTools, true
 	case mcpTools:
 		_, renamed := dialectBNames[method]
@@ -307,11 +336,25 @@ func nextDialect(d dialect, method string) (dialect, bool) {
 	return 0, false
 }
 
+// messageTypeOf is the message type that names method in dialect-a, when
+// it is a league message called by another name.
+func messageTypeOf(method string) (string, bool) {
+	t, ok := protocol.MethodType(method)
+	if !ok || string(t) == method {
+		return "", false
+	}
+	return string(t), true
+}
+
 // callAs makes one call in dialect d.
 func (c *Client) callAs(ctx context.Context, to *peer, method string, d dialect, p jsontext.Value, reply any) error {
 	endpoint := to.endpoint
 	wire := method
 	switch d {
+	case messageTypes:
+		if t, ok := messageTypeOf(method); ok {
+			wire = t
+		}
 	case mcpTools, mcpToolsB:
 		name := method
 		if b, ok := dialectBNames[method]; ok && d == mcpToolsB {

@@ -565,13 +565,86 @@ func TestDialectNegotiation(t *testing.T) {
 		var ack protocol.GameJoinAck
 		is.NoErr(c.Call(context.Background(), fep, protocol.MethodHandleGameInvitation, inv, &ack))
 		is.True(ack.Accepted())
-		is.Equal(foreign.calls.Load(), int64(3)) // by name, tools/call by name, tools/call by dialect-b's name
+		is.Equal(foreign.calls.Load(), int64(4)) // by name, by message type, tools/call by name, tools/call by dialect-b's name
 		is.NoErr(c.Call(context.Background(), fep, protocol.MethodHandleGameInvitation, inv, &ack))
-		is.Equal(foreign.calls.Load(), int64(4)) // remembered
+		is.Equal(foreign.calls.Load(), int64(5)) // remembered
 		is.NoErr(c.Call(context.Background(), oep, protocol.MethodHandleGameInvitation, inv, &ack))
 		is.Equal(ours.calls.Load(), int64(1)) // ours at once
 		err := c.Call(context.Background(), oep, "no_such_method", map[string]any{}, nil)
 		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidEndpoint) // a missing method is still reported
+	})
+}
+
+// TestDialectOtherAnswers: an endpoint that routes on the message type
+// alone (dialect-a) is found on the second try; one that serves only
+// tools/call and says a tool is unknown as MCP servers do (-32602, or an
+// isError result) rather than with -32601 is asked by the next name, not
+// given up on.
+func TestDialectOtherAnswers(t *testing.T) {
+	inv := map[string]any{"protocol": "league.v2", "sender": "referee:REF01", "round_id": 1, "match_id": "R1M1", "opponent_id": "P02"}
+	ack := map[string]string{"status": "ACK"}
+	for _, c := range []struct {
+		name  string
+		serve func(r *transport.Request) (any, error) // nil: not known
+		tries int64
+	}{
+		{"message type only", func(r *transport.Request) (any, error) {
+			if r.MCP || r.Method != string(protocol.TypeGameInvitation) {
+				return nil, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found")
+			}
+			return ack, nil
+		}, 2},
+		{"unknown tool as invalid params", func(r *transport.Request) (any, error) {
+			switch {
+			case !r.MCP:
+				return nil, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found")
+			case r.Method != "receive_game_invitation":
+				return nil, protocol.NewRPCError(protocol.CodeInvalidParams, "Unknown tool: "+r.Method)
+			}
+			return ack, nil
+		}, 4},
+		{"unknown tool as an isError result", func(r *transport.Request) (any, error) {
+			switch {
+			case !r.MCP:
+				return nil, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found")
+			case r.Method != "receive_game_invitation":
+				return nil, protocol.NewRPCError(protocol.CodeInternalError, "Tool "+r.Method+" not found")
+			}
+			return ack, nil
+		}, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+				is := is.New(t)
+				m := transport.NewMux(nil)
+				m.Handle(string(protocol.TypeGameInvitation), transport.HandlerFunc(func(_ context.Context, r *transport.Request) (any, error) {
+					return c.serve(r)
+				}))
+				foreign := &countingServer{next: m}
+				ep := n.Serve(t, "foreign", foreign)
+				cl := n.Client(time.Second)
+				var got protocol.GameJoinAck
+				is.NoErr(cl.Call(context.Background(), ep, protocol.MethodHandleGameInvitation, inv, &got))
+				is.True(got.Accepted())
+				is.Equal(foreign.calls.Load(), c.tries) // found
+				is.NoErr(cl.Call(context.Background(), ep, protocol.MethodHandleGameInvitation, inv, &got))
+				is.Equal(foreign.calls.Load(), c.tries+1) // remembered
+			})
+		})
+	}
+	t.Run("a refusal is not an unknown tool", func(t *testing.T) {
+		transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+			is := is.New(t)
+			m := transport.NewMux(nil)
+			m.Handle(string(protocol.TypeGameInvitation), transport.HandlerFunc(func(context.Context, *transport.Request) (any, error) {
+				return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "opponent_id is not a player")
+			}))
+			counted := &countingServer{next: m}
+			ep := n.Serve(t, "refuser", counted)
+			err := n.Client(time.Second).Call(context.Background(), ep, protocol.MethodHandleGameInvitation, inv, nil)
+			is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat)
+			is.Equal(counted.calls.Load(), int64(1)) // asked once
+		})
 	})
 }
 
