@@ -143,8 +143,9 @@ func (p *playerRun) parityMsg(matchID, opponent string) *protocol.ChooseParityCa
 	}
 }
 
-// joinProblem checks an answer to an invitation for matchID.
-func joinProblem(x *exchange, matchID string) (problem string, ack *protocol.GameJoinAck) {
+// joinProblem checks an answer to an invitation for matchID that names
+// opponent; me is the player's id when known ("" before it has said one).
+func joinProblem(x *exchange, matchID, me, opponent string) (problem string, ack *protocol.GameJoinAck) {
 	if !x.ok() {
 		return "not answered with a result: " + x.describe(), nil
 	}
@@ -161,6 +162,12 @@ func joinProblem(x *exchange, matchID string) (problem string, ack *protocol.Gam
 		return "the invitation was declined", ack
 	case ack.MatchID != "" && ack.MatchID != matchID:
 		return fmt.Sprintf("the GAME_JOIN_ACK is for match %q, not %q", protocol.Clip(ack.MatchID), matchID), ack
+	case ack.PlayerID != "" && ack.PlayerID == opponent:
+		return fmt.Sprintf("the GAME_JOIN_ACK accepts as player %q, the opponent the invitation named (a referee takes it for another player's answer: E013)",
+			protocol.Clip(ack.PlayerID)), ack
+	case ack.PlayerID != "" && me != "" && ack.PlayerID != me:
+		return fmt.Sprintf("the GAME_JOIN_ACK accepts as player %q, but the player answered ping as %q (a referee takes it for another player's answer: E013)",
+			protocol.Clip(ack.PlayerID), me), ack
 	}
 	return "", ack
 }
@@ -168,7 +175,11 @@ func joinProblem(x *exchange, matchID string) (problem string, ack *protocol.Gam
 func (p *playerRun) invitation(ctx context.Context, name, rule, method, matchID string) {
 	x := p.call(ctx, method, p.invitationMsg(matchID, p.opp), p.opts.Timeout)
 	p.keep(reply{what: "GAME_INVITATION (" + method + ")", conv: conversation(matchID), want: protocol.TypeGameJoinAck, x: x})
-	problem, ack := joinProblem(x, matchID)
+	me := ""
+	if p.fromPing {
+		me = p.me
+	}
+	problem, ack := joinProblem(x, matchID, me, p.opp)
 	detail := ""
 	if ack != nil {
 		if _, err := protocol.ParseSender("player:" + ack.PlayerID); !p.fromPing && err == nil {
@@ -187,8 +198,9 @@ func orDash(s string) string {
 	return s
 }
 
-// parityProblem checks an answer to a parity call for matchID.
-func parityProblem(x *exchange, matchID string, timeout time.Duration) (problem string, resp *protocol.ChooseParityResponse) {
+// parityProblem checks an answer to a parity call for matchID to player
+// me.
+func parityProblem(x *exchange, matchID, me string, timeout time.Duration) (problem string, resp *protocol.ChooseParityResponse) {
 	if !x.ok() {
 		return "not answered with a result: " + x.describe(), nil
 	}
@@ -203,6 +215,9 @@ func parityProblem(x *exchange, matchID string, timeout time.Duration) (problem 
 		return "parity_choice " + protocol.CheckParity(resp.ParityChoice).Error(), resp
 	case resp.MatchID != "" && resp.MatchID != matchID:
 		return fmt.Sprintf("the choice is for match %q, not %q", protocol.Clip(resp.MatchID), matchID), resp
+	case resp.PlayerID != "" && resp.PlayerID != me:
+		return fmt.Sprintf("the choice is made as player %q, not %q, the call's player_id (a referee takes it for another player's answer: E013)",
+			protocol.Clip(resp.PlayerID), me), resp
 	case x.took > timeout:
 		return fmt.Sprintf("answered after %s, past the %s deadline", round(x.took), timeout), resp
 	}
@@ -212,7 +227,7 @@ func parityProblem(x *exchange, matchID string, timeout time.Duration) (problem 
 func (p *playerRun) parity(ctx context.Context) {
 	x := p.call(ctx, protocol.MethodChooseParity, p.parityMsg(matchTool, p.opp), p.opts.Timeout)
 	p.keep(reply{what: "CHOOSE_PARITY_CALL (choose_parity)", conv: conversation(matchTool), want: protocol.TypeChooseParityResponse, x: x})
-	problem, resp := parityProblem(x, matchTool, p.opts.Timeout)
+	problem, resp := parityProblem(x, matchTool, p.me, p.opts.Timeout)
 	detail := ""
 	if problem == "" {
 		p.choice = resp.ParityChoice

@@ -250,6 +250,39 @@ func TestMixedUpMatchesFail(t *testing.T) {
 	})
 }
 
+// TestAnswerAsAnotherPlayerFails: a player whose answers name another
+// player (the opponent the invitation named, or the one the parity call
+// was not for) fails the invitation and parity checks, as a referee gives
+// it a technical loss (E013).
+func TestAnswerAsAnotherPlayerFails(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		for _, c := range []struct {
+			name, message, failed, detail string
+		}{
+			{"the choice", "CHOOSE_PARITY_RESPONSE", "parity choice",
+				`the choice is made as player "P98", not "P01", the call's player_id (a referee takes it for another player's answer: E013)`},
+			{"the acceptance", "GAME_JOIN_ACK", "invitation by tool name",
+				`the GAME_JOIN_ACK accepts as player "P98", the opponent the invitation named (a referee takes it for another player's answer: E013)`},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				is := is.New(t)
+				p := player.New(player.Options{RequestedID: "P01"}, n.Client(time.Second), nil)
+				ep := n.Serve(t, "player-"+c.message, &rewriter{next: p.Handler(), reply: func(b []byte) []byte {
+					if strings.Contains(string(b), c.message) {
+						return setResultField(t, b, "player_id", "P98")
+					}
+					return b
+				}})
+				r := checkPlayer(t, n, ep)
+				_, failed := names(r)
+				is.True(slices.Contains(failed, c.failed)) // the check of that answer
+				got, _ := r.Find(c.failed)
+				is.Equal(got.Detail, c.detail)
+			})
+		}
+	})
+}
+
 // TestHappyWithLeagueV1Fails: a player that takes league.v1 messages fails
 // the E011 check and no other.
 func TestHappyWithLeagueV1Fails(t *testing.T) {

@@ -45,7 +45,7 @@ func Referee(ctx context.Context, opts Options) (*Report, error) {
 		c.healthCheck()
 		if !r.register(ctx) {
 			c.notRun("the referee did not register with the checker's manager", "START_MATCH accepted",
-				"invitations at once", "parity calls", "result report", "GAME_OVER to both players", "technical loss for a timeout")
+				"invitations", "parity calls", "result report", "GAME_OVER to both players", "technical loss for a timeout")
 			return nil
 		}
 		r.playMatch(ctx)
@@ -330,14 +330,17 @@ func (r *refereeRun) playMatch(ctx context.Context) {
 		missing := missingOf(okA)
 		got, why := r.playerOf(missing).f.why()
 		problem = fmt.Sprintf("no GAME_INVITATION for %s reached %s%s", matchPlayed, missing, why)
-		r.add(Check{Name: "invitations at once", Rule: ruleInvitations, Sent: abbrev(sx.sent), Got: got, Detail: problem})
+		r.add(Check{Name: "invitations", Rule: ruleInvitations, Sent: abbrev(sx.sent), Got: got, Detail: problem})
 	default:
 		problem = firstOf(invitationProblem(invA.msg, protocol.PlayerA, playerB), invitationProblem(invB.msg, protocol.PlayerB, playerA))
-		if problem == "" && !(invA.together && invB.together) {
-			problem = fmt.Sprintf("the players were not invited at once: one invitation had no partner within %s", r.opts.Timeout/2)
+		// The spec asks for both invitations, not for them at once (that
+		// is DESIGN §5's, ours): one after the other is said, not failed.
+		how := "at once"
+		if !(invA.together && invB.together) {
+			how = "one after the other (the spec allows it; inviting both at once halves the join time a match takes)"
 		}
-		r.add(Check{Name: "invitations at once", Rule: ruleInvitations, Passed: problem == "", Sent: abbrev(sx.sent),
-			Got: abbrev(invA.raw), Detail: firstOf(problem, "both players invited to "+matchPlayed+" at once, with their roles and opponents")})
+		r.add(Check{Name: "invitations", Rule: ruleInvitations, Passed: problem == "", Sent: abbrev(sx.sent),
+			Got: abbrev(invA.raw), Detail: firstOf(problem, "both players invited to "+matchPlayed+" "+how+", with their roles and opponents")})
 	}
 
 	// Parity calls.

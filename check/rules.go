@@ -27,7 +27,7 @@ const (
 	// Referee.
 	ruleRegister      = "message-structures.md §4.1.1, implementation-guide.md §5.4.2: the referee registers with REFEREE_REGISTER_REQUEST and its referee_meta (display_name, version, game_types with even_odd, contact_endpoint, max_concurrent_matches)"
 	ruleStartMatch    = "api-reference.md §4.1: START_MATCH from the manager is accepted"
-	ruleInvitations   = "message-structures.md §4.4.1, DESIGN §5: both players are invited at once, each to the match with its role and its opponent"
+	ruleInvitations   = "message-structures.md §4.4.1: the referee invites both players, each to the match with its role and its opponent"
 	ruleParityCalls   = "message-structures.md §4.5.1: CHOOSE_PARITY_CALL goes to both players, for the match, each with its own player_id"
 	ruleReport        = "message-structures.md §4.6.2, implementation-guide.md §5.4.3, protocol-v2.md (Authentication): MATCH_RESULT_REPORT carries the referee's token and the winner the choices and the drawn number give"
 	ruleGameOverBoth  = "message-structures.md §4.6.1: GAME_OVER goes to both players, with the match's winner"
@@ -73,7 +73,7 @@ func refereePlan() []planned {
 	return []planned{
 		{"ping", rulePing}, {"GET /health", ruleHealth}, {nameRPC, ruleRPC},
 		{"registration", ruleRegister}, {"START_MATCH accepted", ruleStartMatch},
-		{"invitations at once", ruleInvitations}, {"parity calls", ruleParityCalls},
+		{"invitations", ruleInvitations}, {"parity calls", ruleParityCalls},
 		{"result report", ruleReport}, {"GAME_OVER to both players", ruleGameOverBoth},
 		{"technical loss for a timeout", ruleTechnicalLoss},
 	}
