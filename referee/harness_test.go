@@ -202,6 +202,8 @@ type fakePlayer struct {
 	// join and choose, when set, replace the default answers.
 	join   func(ctx context.Context, inv *protocol.GameInvitation) (any, error)
 	choose func(ctx context.Context, call *protocol.ChooseParityCall) (any, error)
+	// over, when set, runs before GAME_OVER is acknowledged.
+	over func(ctx context.Context)
 
 	invites  chan *protocol.GameInvitation
 	calls    chan *protocol.ChooseParityCall
@@ -250,6 +252,9 @@ func (p *fakePlayer) mux() *transport.Mux {
 		switch msg := r.Msg.(type) {
 		case *protocol.GameOver:
 			p.overs <- msg
+			if p.over != nil {
+				p.over(ctx)
+			}
 		case *protocol.GameError:
 			p.gameErrs <- msg
 		}

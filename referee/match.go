@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leaguectl/leaguectl/internal/deadline"
@@ -119,12 +121,54 @@ func (r *Referee) play(life *lifetime, m *match) {
 	r.mu.Unlock()
 	// Both players are told at once. A player that did not fail gets one
 	// GAME_OVER within a call timeout from now: one deadline, and one
-	// timer, serves both of a match played out.
+	// timer, serves both of a match played out. The report goes once both
+	// have answered, or after GameOverGrace if one has not yet: a player
+	// slow to acknowledge its result delays no one else's round.
 	told := life.call.Get()
 	over := r.gameOver(m, result)
-	r.both(func() { r.notifyEnd(ctx, told, m, &m.a, over) }, func() { r.notifyEnd(ctx, told, m, &m.b, over) })
-	r.report(life, m)
+	//
+	// A is told on this goroutine and B on another, as both() does; the
+	// one told second reports. The first arms a timer for the grace: if it
+	// fires first, the report goes from there, whichever player is slow
+	// (this goroutine, inside A's call, could not notice A's slowness). A
+	// timer a match, not a select on a deadline shared by the matches: a
+	// hundred matches waiting on one channel contend for its lock.
+	var pending atomic.Int32
+	pending.Store(2)
+	var reports sync.WaitGroup // the report, made by the timer or the second told
+	reports.Add(1)
+	var grace *time.Timer
+	var armed sync.WaitGroup // grace is set
+	armed.Add(1)
+	toldOne := func() {
+		if pending.Add(-1) != 0 {
+			grace = time.AfterFunc(r.gameOverGrace(), func() {
+				r.log.LogAttrs(ctx, slog.LevelInfo, "reporting before every GAME_OVER was answered", slog.String("match_id", m.id))
+				r.report(life, m)
+				reports.Done()
+			})
+			armed.Done()
+			return
+		}
+		armed.Wait()
+		if grace.Stop() {
+			r.report(life, m)
+			reports.Done()
+		}
+	}
+	wg := gopool.Group{Pool: &r.pool}
+	wg.Go(func() {
+		r.notifyEnd(ctx, told, m, &m.b, over)
+		toldOne()
+	})
+	r.notifyEnd(ctx, told, m, &m.a, over)
+	toldOne()
+	wg.Wait()
+	reports.Wait()
 }
+
+// gameOverGrace is GameOverGrace, at most a call timeout.
+func (r *Referee) gameOverGrace() time.Duration { return min(GameOverGrace, r.callTimeout()) }
 
 // abandon gives up a match because the referee is stopping: the calls of
 // the phase failed because of that, not because of the players, so nobody

@@ -180,6 +180,42 @@ func TestMatchPlayed(t *testing.T) {
 	}
 }
 
+// TestReportDoesNotWaitForASlowAck: a player that is slow to acknowledge
+// its GAME_OVER (here: until the test lets it), either of the two, does
+// not hold the report, and with it the round, past GameOverGrace; the
+// players are still told before the report goes.
+func TestReportDoesNotWaitForASlowAck(t *testing.T) {
+	for _, slow := range []string{"P01", "P02"} {
+		t.Run(slow, func(t *testing.T) {
+			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+				is := is.New(t)
+				opts := baseOptions()
+				opts.CallTimeout = 30 * time.Second // the ack may take that long
+				h := newHarness(t, n, opts, newFakeManager(), "")
+				release := make(chan struct{})
+				pa, pb := newFakePlayer("P01", protocol.Even), newFakePlayer("P02", protocol.Odd)
+				late := map[string]*fakePlayer{"P01": pa, "P02": pb}[slow]
+				late.over = func(ctx context.Context) {
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+				}
+				h.serve(pa)
+				h.serve(pb)
+				h.startRegistered()
+				h.startMatch("R1M1", pa, pb)
+				recv(t, pa.overs, "GAME_OVER") // told first
+				recv(t, pb.overs, "GAME_OVER")
+				rep := h.report() // while the slow one has not answered its GAME_OVER
+				is.Equal(rep.MatchID, "R1M1")
+				is.Equal(h.logs.seen("reporting before every GAME_OVER was answered"), 1)
+				close(release)
+			})
+		})
+	}
+}
+
 // The drawn number of one seed and match, pinned as literals.
 func TestDrawnNumberPinned(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {

@@ -151,6 +151,14 @@ type lifetime struct {
 	join, choice, call *deadline.Shared
 }
 
+// GameOverGrace is how long a match's report waits for the players to
+// answer its GAME_OVER before it goes anyway. The players are told first,
+// so that a player hears its result before the round's end; but the answer
+// is an acknowledgement, and a player slow to give it (or that never does)
+// would hold every round up by a call timeout: the round's end waits for
+// the report.
+const GameOverGrace = 500 * time.Millisecond
+
 func (r *Referee) newLifetime(ctx context.Context) *lifetime {
 	return &lifetime{
 		ctx:    ctx,
