@@ -66,7 +66,9 @@ func outcomeOf(rep *protocol.MatchResultReport, a, b string) (*outcome, error) {
 			o.StatusA, o.StatusB = protocol.ResultTechnicalLoss, protocol.ResultWin
 		case tl[b]:
 			o.StatusA, o.StatusB = protocol.ResultWin, protocol.ResultTechnicalLoss
-		case res.MatchStatus == protocol.ResultTechnicalLoss:
+		case res.MatchStatus == protocol.ResultTechnicalLoss, bothScoredNothing(res.Score, a, b):
+			// No winner and no points for either (message-structures
+			// §4.6.2's form carries only winner and score): both lost.
 			o.StatusA, o.StatusB = protocol.ResultTechnicalLoss, protocol.ResultTechnicalLoss
 		default:
 			o.StatusA, o.StatusB = protocol.ResultDraw, protocol.ResultDraw
@@ -87,6 +89,24 @@ func outcomeOf(rep *protocol.MatchResultReport, a, b string) (*outcome, error) {
 		return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "result.winner %s disagrees with the statuses %s/%s", winner, o.StatusA, o.StatusB)
 	}
 	return o, nil
+}
+
+// bothScoredNothing reports whether score gives a and b each 0 points.
+func bothScoredNothing(score map[string]any, a, b string) bool {
+	zero := func(v any) bool {
+		switch n := v.(type) {
+		case float64:
+			return n == 0
+		case int:
+			return n == 0
+		case int64:
+			return n == 0
+		}
+		return false
+	}
+	sa, okA := score[a]
+	sb, okB := score[b]
+	return okA && okB && zero(sa) && zero(sb)
 }
 
 // counted is what the manager keeps of a result once it is stored: what

@@ -649,3 +649,32 @@ func TestShownTokenCannotReport(t *testing.T) {
 		is.Equal(lc.FinalStandings, []protocol.StandingRow{srow(1, "P01", 1, 0, 0, 0, 3), srow(2, "P02", 0, 0, 1, 0, 0)})
 	})
 }
+
+// TestReportByScoreOnly: a report in message-structures §4.6.2's form
+// (winner and score, no statuses) with no winner is a draw when the
+// score gives each player a point, and a loss of both when it gives
+// neither any: an audit's Python referee reported a double technical loss
+// so, and it was counted as a draw.
+func TestReportByScoreOnly(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		score map[string]any
+		want  []protocol.StandingRow
+	}{
+		{"a draw", map[string]any{"P01": 1, "P02": 1}, []protocol.StandingRow{srow(1, "P01", 0, 1, 0, 0, 1), srow(2, "P02", 0, 1, 0, 0, 1)}},
+		{"both lost", map[string]any{"P01": 0, "P02": 0}, []protocol.StandingRow{srow(1, "P01", 0, 0, 1, 1, 0), srow(2, "P02", 0, 0, 1, 1, 0)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+				is := is.New(t)
+				h, ref, _ := manualLeague(t, n, league.Options{})
+				defer h.stop()
+				sm := ref.nextStart()
+				ack, err := ref.reportAs("REF01", ref.token, 1, sm.MatchID, &protocol.MatchResult{Score: c.score})
+				is.NoErr(err)
+				is.Equal(ack.Status, protocol.StatusAccepted)
+				is.Equal(h.wait().FinalStandings, c.want)
+			})
+		})
+	}
+}
