@@ -214,6 +214,10 @@ func (r *Referee) invite(ctx context.Context, m *match, s, opp *side) {
 	switch {
 	case err != nil:
 		s.fail = callFailure(err, protocol.TypeGameJoinAck)
+	case ack.Accept == nil && ack.Status == "":
+		// Neither yes nor no: not a GAME_JOIN_ACK ({} or null).
+		s.fail = &failure{protocol.ErrInvalidMessageFormat, string(protocol.TypeGameJoinAck),
+			"the answer to the invitation says neither accept nor a status", 1}
 	case !ack.Accepted():
 		s.fail = &failure{protocol.ErrPlayerNotAvailable, string(protocol.TypeGameJoinAck), "declined the invitation", 1}
 	default:
@@ -266,10 +270,21 @@ func callFailure(err error, expected protocol.MessageType) *failure {
 			// The player failed too often of late: its breaker is open and
 			// it is not called at all (error-codes.md §5.2).
 			code = protocol.ErrServiceUnavailable
+		case transport.KindStatus:
+			// An HTTP error status without a JSON-RPC answer: what the
+			// status says (500 E015, 503 E016, 404 E018, …).
+			if c := protocol.CodeOf(err); c != "" {
+				code = c
+			}
+		case transport.KindRemote:
+			// JSON-RPC's own internal error is the player's server failing:
+			// E015. Any other JSON-RPC error is a refusal to answer: E006;
+			// its league code is the player's own numbering, information
+			// only (DESIGN §4), and stays in the reason.
+			if e.RPC != nil && e.RPC.Code == protocol.CodeInternalError {
+				code = protocol.ErrInternal
+			}
 		}
-		// A JSON-RPC error from the player (KindRemote) is a refusal to
-		// answer: E006. Its code is the player's own numbering, information
-		// only (DESIGN §4), and stays in the reason.
 	} else if errors.Is(err, context.DeadlineExceeded) {
 		code = protocol.ErrTimeout
 	}

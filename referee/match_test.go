@@ -386,6 +386,20 @@ var (
 		reason: func(_, ep string) string {
 			return "handle_game_invitation: remote error (" + ep + `): jsonrpc error -32004: AGENT_NOT_REGISTERED: who are you? [E004]`
 		}}
+	// The player's server fails: JSON-RPC's internal error is E015.
+	internalError = fault{do: func(p *fakePlayer) {
+		p.join = func(context.Context, *protocol.GameInvitation) (any, error) {
+			return nil, protocol.NewRPCError(protocol.CodeInternalError, "Traceback (most recent call last)")
+		}
+	}, code: protocol.ErrInternal, action: protocol.TypeGameJoinAck,
+		reason: func(_, ep string) string {
+			return "handle_game_invitation: remote error (" + ep + `): jsonrpc error -32603: Traceback (most recent call last)`
+		}}
+	// An empty object says neither yes nor no: not a GAME_JOIN_ACK, E002.
+	emptyJoin = fault{do: func(p *fakePlayer) {
+		p.join = func(context.Context, *protocol.GameInvitation) (any, error) { return raw(`{}`) }
+	}, code: protocol.ErrInvalidMessageFormat, action: protocol.TypeGameJoinAck,
+		reason: fixed("the answer to the invitation says neither accept nor a status")}
 )
 
 func TestTechnicalLosses(t *testing.T) {
@@ -410,6 +424,8 @@ func TestTechnicalLosses(t *testing.T) {
 		{name: "answer as another player", b: &otherPlayer, joined: true},
 		{name: "unreachable player", b: &unreachable},
 		{name: "invitation refused with an error", b: &remoteError},
+		{name: "invitation answered with an internal error", b: &internalError},
+		{name: "invitation answered with an empty object", a: &emptyJoin},
 		{name: "both fail at invitation", a: &joinTimeout, b: &declines, short: true},
 		{name: "both fail at parity", a: &capitalised, b: &missingChoice, joined: true},
 	} {
