@@ -259,20 +259,10 @@ func TestMixedDialectsLeague(t *testing.T) {
 					is.Equal(got, fmt.Sprintf("P%02d", i+1)) // the manager picks the ids
 				}
 				for i := 3; i <= 4; i++ {
-					srv := &transport.LateMux{}
-					ep := n.Serve(t, fmt.Sprintf("player-%d", i), srv)
-					p := player.New(player.Options{RequestedID: fmt.Sprintf("P%02d", i), Seed: 9, ManagerEndpoint: mgrEP,
-						Endpoint: ep, CallTimeout: 5 * time.Second}, client, logger)
-					srv.Set(p.Handler())
-					ours = append(ours, p)
-					go func() { _ = p.Run(ctx) }()
+					ours = append(ours, ourPlayer(ctx, func(name string, srv transport.MessageServer) string { return n.Serve(t, name, srv) },
+						client, i, 9, mgrEP))
 				}
-				select {
-				case err := <-result:
-					is.NoErr(err)
-				case <-ctx.Done():
-					t.Fatal("the league did not finish")
-				}
+				awaitLeague(t, ctx, result)
 				lc := mgr.Result()
 				is.Equal(lc.TotalMatches, 6)
 				total := 0
@@ -347,20 +337,11 @@ func TestDialectALeague(t *testing.T) {
 		go func() { _ = ref.Run(ctx) }()
 		var players []*player.Player
 		for i := 1; i <= 3; i++ {
-			srv := &transport.LateMux{}
-			ep := serve(fmt.Sprintf("player-%d", i), srv)
-			p := player.New(player.Options{RequestedID: fmt.Sprintf("P%02d", i), Seed: 4, ManagerEndpoint: mgrEP,
-				Endpoint: ep, CallTimeout: 5 * time.Second}, client, logger)
-			srv.Set(p.Handler())
-			players = append(players, p)
-			go func() { _ = p.Run(ctx) }()
+			players = append(players, ourPlayer(ctx, func(name string, srv transport.MessageServer) string {
+				return serve(name, srv.(*transport.LateMux))
+			}, client, i, 4, mgrEP))
 		}
-		select {
-		case err := <-result:
-			is.NoErr(err)
-		case <-ctx.Done():
-			t.Fatal("the league did not finish")
-		}
+		awaitLeague(t, ctx, result)
 		lc := mgr.Result()
 		is.Equal(lc.TotalMatches, 3)
 		for _, r := range lc.FinalStandings {
@@ -375,4 +356,31 @@ func TestDialectALeague(t *testing.T) {
 			is.True(s.refused.Load() > 0) // each was asked by another name first: the test tested something
 		}
 	})
+}
+
+// ourPlayer starts our player P0<i>, served through serve, registering
+// with the manager at mgrEP, until ctx ends.
+func ourPlayer(ctx context.Context, serve func(name string, srv transport.MessageServer) string, client transport.Caller,
+	i int, seed uint64, mgrEP string) *player.Player {
+	srv := &transport.LateMux{}
+	ep := serve(fmt.Sprintf("player-%d", i), srv)
+	p := player.New(player.Options{RequestedID: fmt.Sprintf("P%02d", i), Seed: seed, ManagerEndpoint: mgrEP,
+		Endpoint: ep, CallTimeout: 5 * time.Second}, client, slog.New(slog.DiscardHandler))
+	srv.Set(p.Handler())
+	go func() { _ = p.Run(ctx) }()
+	return p
+}
+
+// awaitLeague waits for the manager's Run to return (result), with no
+// error, or fails the test when ctx ends first.
+func awaitLeague(t *testing.T, ctx context.Context, result <-chan error) {
+	t.Helper()
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Fatalf("the league: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the league did not finish")
+	}
 }
