@@ -464,6 +464,15 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	return a, token, "", nil
 }
 
+// instanceTag is what START_MATCH tells a referee of a's registration
+// (StartMatch.PlayerAInstance): it changes when a registers again after a
+// restart, since its token does. A hash of the token's hash, shortened:
+// nothing of the token. Under m.mu.
+func (a *agent) instanceTag() string {
+	h := sha256.Sum256(a.tokenHash[:])
+	return hex.EncodeToString(h[:8])
+}
+
 // rejoining is the agent a registration may be of, registering again
 // after a restart of its own (its token is lost with its memory): one of
 // the same role at the same contact_endpoint. Whether it restarted is for
@@ -549,6 +558,10 @@ func (m *Manager) rejoin(ctx context.Context, a *agent, proof string, capacity i
 		return "", err
 	}
 	a.tokenHash, a.nonce, a.instance = hash, nonce, proof
+	// Back: calls to it are not refused by a breaker its absence opened.
+	if r, ok := m.caller.(transport.BreakerResetter); ok {
+		r.ResetBreaker(a.endpoint)
+	}
 	if capacity != a.capacity {
 		m.log.LogAttrs(ctx, slog.LevelInfo, "referee's max_concurrent_matches changed", slog.String("referee_id", a.id),
 			slog.Int("from", a.capacity), slog.Int("to", capacity))

@@ -419,3 +419,56 @@ func TestRejoinNewCapacity(t *testing.T) {
 		is.Equal(saved.Agents[0].TokenHash, sha256.Sum256([]byte(r2.AuthToken)))
 	})
 }
+
+// TestStartMatchTellsARestart: START_MATCH gives each player's instance
+// (our extension), the same from match to match, and another once the
+// player has registered again after a restart: what a referee needs to
+// call it again at once rather than after its breaker's reset timeout.
+func TestStartMatchTellsARestart(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{})
+		defer h.stop()
+		ref := h.referee("REF01", 1, modeManual, nil)
+		p1, ep := serveRestartable(t, n, "p1", "secret-1")
+		r1, err := registerPlayerWith(h, "player:P01", ep, "secret-1")
+		is.NoErr(err)
+		p1.given(r1.AuthToken)
+		for _, id := range []string{"P02", "P03", "P04"} {
+			h.player(id)
+		}
+		h.play()
+		// instances plays a round (two matches, one at a time) and
+		// returns each player's instance in it; between is done before
+		// the round's last report, so before the next round's matches.
+		instances := func(between func()) map[string]string {
+			got := map[string]string{}
+			for i := range 2 {
+				sm := ref.nextStart()
+				got[sm.PlayerA()], got[sm.PlayerB()] = sm.PlayerAInstance, sm.PlayerBInstance
+				if i == 1 {
+					between()
+				}
+				_, err := ref.report(sm, "A")
+				is.NoErr(err)
+			}
+			return got
+		}
+		before := instances(func() {
+			p1.restart("secret-2")
+			r2, err := registerPlayerWith(h, "player:P01", ep, "secret-2")
+			is.NoErr(err)
+			is.Equal(r2.PlayerID, "P01")
+			p1.given(r2.AuthToken)
+		})
+		is.Equal(len(before), 4)
+		for _, inst := range before {
+			is.Equal(len(inst), 16) // every player's, 64 bits in hex
+		}
+		after := instances(func() {})
+		is.True(after["P01"] != before["P01"]) // restarted: another instance
+		for _, id := range []string{"P02", "P03", "P04"} {
+			is.Equal(after[id], before[id]) // the others' as they were
+		}
+	})
+}

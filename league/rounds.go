@@ -413,6 +413,7 @@ func (m *Manager) wait(ctx context.Context, mt *match, d time.Duration) bool {
 func (m *Manager) startMatch(ctx context.Context, ref *agent, token string, mt *match) error {
 	m.mu.Lock()
 	a, b := m.agents[mt.A], m.agents[mt.B]
+	instA, instB := a.instanceTag(), b.instanceTag()
 	m.mu.Unlock()
 	seed := rng.Derive(m.opts.Seed, "match", mt.MatchID)
 	sm := &protocol.StartMatch{
@@ -431,6 +432,8 @@ func (m *Manager) startMatch(ctx context.Context, ref *agent, token string, mt *
 		AltPlayerBEndpoint:    b.endpoint,
 		LeagueManagerEndpoint: m.opts.Endpoint,
 		MatchSeed:             &seed,
+		PlayerAInstance:       instA,
+		PlayerBInstance:       instB,
 	}
 	var ack protocol.StartMatchAck
 	err := m.caller.Call(ctx, ref.endpoint, protocol.ToolName(protocol.TypeStartMatch), sm, &ack)

@@ -7656,6 +7656,18 @@ func (v *StartMatch) appendMembers(b []byte, start int) ([]byte, bool) {
 			b = strconv.AppendUint(b, uint64((*v.MatchSeed)), 10)
 		}
 	}
+	if v.PlayerAInstance != "" {
+		b = member(b, start, "\"player_a_instance\":")
+		if b, ok = appendString(b, string(v.PlayerAInstance)); !ok {
+			return b, false
+		}
+	}
+	if v.PlayerBInstance != "" {
+		b = member(b, start, "\"player_b_instance\":")
+		if b, ok = appendString(b, string(v.PlayerBInstance)); !ok {
+			return b, false
+		}
+	}
 	return b, true
 }
 
@@ -7678,7 +7690,7 @@ func (v *StartMatch) decodeFast(s *scanner) bool {
 	}
 	var seen uint64
 	var other names
-	want := 13
+	want := 15
 	for n := 0; ; n++ {
 		f := -1
 		switch want {
@@ -7735,32 +7747,40 @@ func (v *StartMatch) decodeFast(s *scanner) bool {
 				s.i, f = i+13, 12
 			}
 		case 13:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
-				s.i, f = i+11, 13
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 20 && string(s.b[i:i+20]) == "\"player_a_instance\":" {
+				s.i, f = i+20, 13
 			}
 		case 14:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
-				s.i, f = i+15, 14
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 20 && string(s.b[i:i+20]) == "\"player_b_instance\":" {
+				s.i, f = i+20, 14
 			}
 		case 15:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
-				s.i, f = i+9, 15
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 11 && string(s.b[i:i+11]) == "\"protocol\":" {
+				s.i, f = i+11, 15
 			}
 		case 16:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
-				s.i, f = i+12, 16
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 15 && string(s.b[i:i+15]) == "\"message_type\":" {
+				s.i, f = i+15, 16
 			}
 		case 17:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
-				s.i, f = i+18, 17
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 9 && string(s.b[i:i+9]) == "\"sender\":" {
+				s.i, f = i+9, 17
 			}
 		case 18:
-			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"timestamp\":" {
 				s.i, f = i+12, 18
 			}
 		case 19:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 18 && string(s.b[i:i+18]) == "\"conversation_id\":" {
+				s.i, f = i+18, 19
+			}
+		case 20:
+			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 12 && string(s.b[i:i+12]) == "\"league_id\":" {
+				s.i, f = i+12, 20
+			}
+		case 21:
 			if i := s.nameAt(n); i >= 0 && len(s.b)-i >= 13 && string(s.b[i:i+13]) == "\"auth_token\":" {
-				s.i, f = i+13, 19
+				s.i, f = i+13, 21
 			}
 		}
 		if f < 0 {
@@ -7795,20 +7815,24 @@ func (v *StartMatch) decodeFast(s *scanner) bool {
 				f = 11
 			case "match_seed":
 				f = 12
-			case "protocol":
+			case "player_a_instance":
 				f = 13
-			case "message_type":
+			case "player_b_instance":
 				f = 14
-			case "sender":
+			case "protocol":
 				f = 15
-			case "timestamp":
+			case "message_type":
 				f = 16
-			case "conversation_id":
+			case "sender":
 				f = 17
-			case "league_id":
+			case "timestamp":
 				f = 18
-			case "auth_token":
+			case "conversation_id":
 				f = 19
+			case "league_id":
+				f = 20
+			case "auth_token":
+				f = 21
 			default:
 				if !other.add(name) || s.declines(name) || !s.skip() {
 					return false
@@ -7905,7 +7929,7 @@ func (v *StartMatch) decodeFast(s *scanner) bool {
 				return false
 			}
 			seen |= 1 << 12
-			want = -1
+			want = 13
 			if s.null() {
 				v.MatchSeed = nil
 			} else if v.MatchSeed != nil {
@@ -7921,47 +7945,61 @@ func (v *StartMatch) decodeFast(s *scanner) bool {
 			}
 			seen |= 1 << 13
 			want = 14
-			v.Envelope.Protocol = s.string()
+			v.PlayerAInstance = s.string()
 		case 14:
 			if seen&(1<<14) != 0 {
 				return false
 			}
 			seen |= 1 << 14
-			want = 15
-			v.Envelope.MessageType = MessageType(s.string())
+			want = -1
+			v.PlayerBInstance = s.string()
 		case 15:
 			if seen&(1<<15) != 0 {
 				return false
 			}
 			seen |= 1 << 15
 			want = 16
-			v.Envelope.Sender = s.string()
+			v.Envelope.Protocol = s.string()
 		case 16:
 			if seen&(1<<16) != 0 {
 				return false
 			}
 			seen |= 1 << 16
 			want = 17
-			v.Envelope.Timestamp = s.string()
+			v.Envelope.MessageType = MessageType(s.string())
 		case 17:
 			if seen&(1<<17) != 0 {
 				return false
 			}
 			seen |= 1 << 17
 			want = 18
-			v.Envelope.ConversationID = s.string()
+			v.Envelope.Sender = s.string()
 		case 18:
 			if seen&(1<<18) != 0 {
 				return false
 			}
 			seen |= 1 << 18
 			want = 19
-			v.Envelope.LeagueID = s.string()
+			v.Envelope.Timestamp = s.string()
 		case 19:
 			if seen&(1<<19) != 0 {
 				return false
 			}
 			seen |= 1 << 19
+			want = 20
+			v.Envelope.ConversationID = s.string()
+		case 20:
+			if seen&(1<<20) != 0 {
+				return false
+			}
+			seen |= 1 << 20
+			want = 21
+			v.Envelope.LeagueID = s.string()
+		case 21:
+			if seen&(1<<21) != 0 {
+				return false
+			}
+			seen |= 1 << 21
 			want = 0
 			v.Envelope.AuthToken = s.string()
 		}

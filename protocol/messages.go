@@ -707,6 +707,13 @@ type StartMatch struct {
 	// split across processes draws what a simulated one does. Other
 	// implementations ignore it; without it a referee uses its own seed.
 	MatchSeed *uint64 `json:"match_seed,omitzero"`
+	// PlayerAInstance and PlayerBInstance are this implementation's
+	// extension too: a value that changes when the player registers
+	// again after a restart of its own, so that a referee whose circuit
+	// breaker shut the player out while it was down calls it again at
+	// once, rather than after the breaker's reset timeout.
+	PlayerAInstance string `json:"player_a_instance,omitzero"`
+	PlayerBInstance string `json:"player_b_instance,omitzero"`
 }
 
 // Type implements Message.

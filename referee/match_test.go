@@ -635,3 +635,48 @@ func TestStartMatchWithoutEndpoints(t *testing.T) {
 		is.Equal(st.MatchID, "")
 	})
 }
+
+// TestRestartedPlayerCalledAgain: a player down long enough for the
+// referee's breaker to shut it out is called again as soon as a
+// START_MATCH gives it another instance (it registered again after a
+// restart), not after the breaker's reset timeout; while the instance is
+// the same, the breaker stays open.
+func TestRestartedPlayerCalledAgain(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, baseOptions(), newFakeManager(), "")
+		pa := h.serve(newFakePlayer("P01", protocol.Even))
+		pb := newFakePlayer("P02", protocol.Odd)
+		ep, serveB := lateEndpoint(t, n, "player-P02") // down until served
+		pb.ep = ep
+		t.Cleanup(func() { close(pb.stop) })
+		h.startRegistered()
+		start := func(matchID, instance string) *protocol.MatchResultReport {
+			t.Helper()
+			sm := h.startMatchMsg(matchID, pa, pb)
+			sm.PlayerAInstance, sm.PlayerBInstance = "a1", instance
+			if _, err := h.send(sm); err != nil {
+				t.Fatal(err)
+			}
+			return h.report()
+		}
+		lossOf := func(rep *protocol.MatchResultReport) protocol.Code {
+			for _, l := range rep.Result.Details.TechnicalLosses {
+				if l.PlayerID == "P02" {
+					return l.ErrorCode
+				}
+			}
+			return ""
+		}
+		// Down: each match tries it (invitation, then GAME_ERROR and
+		// GAME_OVER) until its breaker opens (5 failures).
+		is.Equal(lossOf(start("R1M1", "b1")), protocol.ErrPlayerNotAvailable)
+		is.Equal(lossOf(start("R1M2", "b1")), protocol.ErrPlayerNotAvailable)
+		is.Equal(lossOf(start("R1M3", "b1")), protocol.ErrServiceUnavailable) // shut out
+		serveB(pb.mux())                                                      // restarted
+		is.Equal(lossOf(start("R2M1", "b1")), protocol.ErrServiceUnavailable) // the same instance: still shut out
+		rep := start("R2M2", "b2")                                            // registered again
+		is.Equal(lossOf(rep), protocol.Code(""))                              // played
+		is.Equal(rep.Result.Details.Choices["P02"], protocol.Odd)
+	})
+}

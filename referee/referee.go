@@ -127,6 +127,9 @@ type Referee struct {
 	lastErr    string
 	life       *lifetime // Run's: matches live in it
 	matches    map[string]*match
+	// instances is the instance START_MATCH last gave of each player endpoint
+	// (noteInstancesLocked).
+	instances map[string]string
 	// finished lists the finished matches still in matches, oldest first.
 	finished []string
 	active   int
@@ -199,6 +202,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Referee {
 		manager:    opts.ManagerEndpoint,
 		state:      StateRegistering,
 		matches:    map[string]*match{},
+		instances:  map[string]string{},
 		done:       make(chan struct{}),
 		registered: make(chan struct{}),
 		started:    opts.Clock(),
@@ -558,6 +562,7 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 			Detail:  fmt.Sprintf("referee is at capacity (%d matches)", r.opts.MaxConcurrent),
 			Context: map[string]any{"max_concurrent_matches": r.opts.MaxConcurrent}}
 	default:
+		r.noteInstancesLocked(sm)
 		m = newMatch(sm, r.opts.Seed)
 		r.matches[sm.MatchID] = m
 		r.active++
@@ -573,6 +578,32 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 		MatchID:  sm.MatchID,
 		Status:   protocol.StatusAccepted,
 	}, nil
+}
+
+// maxInstances bounds the players' instances a referee remembers; past it
+// they are forgotten (a restart then goes unnoticed until the breaker's
+// reset timeout, as without them).
+const maxInstances = 1 << 16
+
+// noteInstancesLocked remembers the instance START_MATCH gives for each
+// player's endpoint (our manager's extension), and closes the breaker of
+// an endpoint whose instance changed: the player registered again after a
+// restart, and calls to it are no longer failures to expect. Under r.mu.
+func (r *Referee) noteInstancesLocked(sm *protocol.StartMatch) {
+	for _, p := range [2]struct{ ep, inst string }{{sm.EndpointA(), sm.PlayerAInstance}, {sm.EndpointB(), sm.PlayerBInstance}} {
+		if p.inst == "" {
+			continue
+		}
+		if prev, seen := r.instances[p.ep]; seen && prev != p.inst {
+			if br, ok := r.caller.(transport.BreakerResetter); ok {
+				br.ResetBreaker(p.ep)
+			}
+		}
+		if len(r.instances) >= maxInstances {
+			clear(r.instances)
+		}
+		r.instances[p.ep] = p.inst
+	}
 }
 
 // withEndpoints is sm with both players' endpoints: its own, or else the

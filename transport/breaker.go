@@ -197,6 +197,30 @@ func (b *breaker) after(v uint64, err error) {
 	}
 }
 
+// close closes b, forgetting its failures, unless it is closed with none.
+func (b *breaker) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if v := b.gen.Load(); b.state(v) != closed || b.failures > 0 {
+		b.setLocked(v, closed)
+	}
+}
+
+// ResetBreaker closes the breaker of endpoint, as if it had never failed:
+// for an agent known to be back (registered again after a restart of its
+// own), which an open breaker would otherwise keep refusing until its
+// reset timeout.
+func (c *Client) ResetBreaker(endpoint string) {
+	if p := c.peerIfAny(endpoint); p != nil && p.breaker != nil {
+		p.breaker.close()
+	}
+}
+
+// BreakerResetter is a Caller whose breakers can be reset (Client).
+type BreakerResetter interface {
+	ResetBreaker(endpoint string)
+}
+
 // setLocked starts a new generation in state to and returns it.
 func (b *breaker) setLocked(v uint64, to breakerState) uint64 {
 	from := b.state(v)

@@ -133,6 +133,13 @@ func (c *Client) peer(endpoint string) *peer {
 	return p
 }
 
+// peerIfAny is the peer of endpoint if it has been called, else nil.
+func (c *Client) peerIfAny(endpoint string) *peer {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.peers[endpoint]
+}
+
 // shares reports whether a broadcast to p can be shared: its server is in
 // this process and answers our plain method names.
 func (c *Client) shares(p *peer) bool {

@@ -86,6 +86,42 @@ func TestBreaker(t *testing.T) {
 	})
 }
 
+// TestResetBreaker: an open breaker that is reset lets the next call
+// through at once, long before its reset timeout; resetting an endpoint
+// never called, or a closed breaker, changes nothing.
+func TestResetBreaker(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		var healthy atomic.Bool
+		m := transport.NewMux(nil)
+		m.HandleFunc(string(protocol.TypeGameInvitation), func(ctx context.Context, r *transport.Request) (any, error) {
+			if !healthy.Load() {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return map[string]any{"accept": true, "match_id": "R1M1", "player_id": "P01"}, nil
+		})
+		ep := n.Serve(t, "restarting", m)
+		c := transport.NewClient(n, time.Second, transport.WithBreaker(transport.Breaker{Threshold: 2, ResetTimeout: time.Hour}))
+		call := func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+			defer cancel()
+			return c.Call(ctx, ep, protocol.MethodHandleGameInvitation, invitation, nil)
+		}
+		c.ResetBreaker("http://127.0.0.1:1/mcp") // never called: nothing to do
+		for range 2 {
+			is.Equal(kindOf(call()), transport.KindTimeout)
+		}
+		is.Equal(kindOf(call()), transport.KindOpen) // open, for an hour
+		healthy.Store(true)
+		is.Equal(kindOf(call()), transport.KindOpen) // back, but still shut out
+		c.ResetBreaker(ep)
+		is.NoErr(call()) // called again at once
+		c.ResetBreaker(ep)
+		is.NoErr(call()) // closed stays closed
+	})
+}
+
 // TestRetriesWithinDeadline: a retryable failure is retried with backoff
 // until an answer; a timeout uses up the deadline and is not; a final
 // error is not retried at all.
