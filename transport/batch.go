@@ -146,7 +146,7 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 		}
 		return errs
 	}
-	raw, err := c.roundTrip(ctx, to, guard, body)
+	raw, err := c.roundTripOf(ctx, to, guard, body, sent)
 	if lent {
 		c.bodies.Put(body)
 	}

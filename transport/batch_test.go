@@ -145,6 +145,30 @@ func TestCallBatchFailures(t *testing.T) {
 	})
 }
 
+// TestCallBatchFailureCountsEachCall: a batch that gets no answer counts
+// for the breaker as each of its calls failing, as they would have one by
+// one: a batch of three to a dead player opens a breaker of threshold
+// three, and a success counts once.
+func TestCallBatchFailureCountsEachCall(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
+		is := is.New(t)
+		ctx := context.Background()
+		calls := []transport.BatchCall{{Method: "update_standings"}, {Method: "notify_round_completed"}, {Method: "notify_round"}}
+		l := nw.ListenStoppable(t, "dead", newTestMux())
+		ep := l.Endpoint()
+		is.NoErr(l.Close())
+		c := transport.NewClient(nw, time.Second, transport.WithBreaker(transport.Breaker{Threshold: 3, ResetTimeout: time.Hour}))
+		for _, err := range c.CallBatch(ctx, ep, calls) {
+			k, _, _ := batchErr(err)
+			is.Equal(k, transport.KindUnreachable) // tried
+		}
+		for _, err := range c.CallBatch(ctx, ep, calls) {
+			k, _, _ := batchErr(err)
+			is.Equal(k, transport.KindOpen) // three failures: open
+		}
+	})
+}
+
 // TestMuxServesWholeBatch: every request of a batch is served, in order,
 // even after the caller gave up during one of them (a caller sending one
 // at a time would have sent the rest too; one that half-closes its

@@ -39,6 +39,13 @@ func guarded(method string) bool {
 // even an error, is a success; a call its caller gave up on counts for
 // nothing.
 func (c *Client) roundTrip(ctx context.Context, to *peer, method string, body []byte) ([]byte, error) {
+	return c.roundTripOf(ctx, to, method, body, 1)
+}
+
+// roundTripOf is roundTrip for a body of calls calls (a batch): a failure
+// of the whole counts as that many failed calls, which each would have
+// been on its own.
+func (c *Client) roundTripOf(ctx context.Context, to *peer, method string, body []byte, calls int) ([]byte, error) {
 	b := to.breaker
 	if b == nil || !guarded(method) {
 		return c.send(ctx, to, body)
@@ -56,6 +63,9 @@ func (c *Client) roundTrip(ctx context.Context, to *peer, method string, body []
 	raw, err := c.send(ctx, to, body)
 	done = true
 	b.after(v, err)
+	for i := 1; i < calls && err != nil; i++ {
+		b.after(v, err) // counted in v's generation: none once it opened
+	}
 	return raw, err
 }
 
