@@ -27,11 +27,12 @@ var queryTypes = map[string]string{
 
 type queryOptions struct {
 	*rootOptions
-	manager    string
-	player     string
-	adminToken string
-	as, token  string
-	output     string
+	manager     string
+	leagueIDSet bool // --league-id was given
+	player      string
+	adminToken  string
+	as, token   string
+	output      string
 }
 
 func newQueryCmd(ro *rootOptions) *cobra.Command {
@@ -56,6 +57,7 @@ where ID is P01 or REF01, or player:P01 / referee:REF01).`,
 			if err != nil {
 				return err
 			}
+			o.leagueIDSet = c.Flags().Changed("league-id")
 			return runtimeErr(runQuery(c.Context(), o, args[0], cfg))
 		},
 	}
@@ -91,11 +93,14 @@ func runQuery(ctx context.Context, o *queryOptions, word string, cfg config.Conf
 	}
 	q := &protocol.LeagueQuery{
 		Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeLeagueQuery,
-			ConversationID: "conv-query-" + word, LeagueID: cfg.LeagueID},
+			ConversationID: "conv-query-" + word},
 		QueryType: qt,
 	}
 	if o.player != "" {
 		q.QueryParams = &protocol.QueryParams{PlayerID: o.player}
+	}
+	if id, given := leagueIDGiven(o.leagueIDSet, cfg); given {
+		q.LeagueID = id // another league than the manager's is E008
 	}
 	method := league.MethodAdminQuery
 	if o.as != "" {

@@ -24,11 +24,12 @@ const resultWait = 20 * time.Second
 
 type startOptions struct {
 	*rootOptions
-	manager    string
-	adminToken string
-	minPlayers int
-	wait       bool
-	output     string
+	manager     string
+	leagueIDSet bool // --league-id was given
+	adminToken  string
+	minPlayers  int
+	wait        bool
+	output      string
 }
 
 func newStartCmd(ro *rootOptions) *cobra.Command {
@@ -47,6 +48,7 @@ is already running, 'start --wait' just waits.`,
 			if err != nil {
 				return err
 			}
+			o.leagueIDSet = c.Flags().Changed("league-id")
 			return runtimeErr(runStart(c.Context(), o, cfg))
 		},
 	}
@@ -61,6 +63,13 @@ is already running, 'start --wait' just waits.`,
 
 // adminParams are the params of an operator call: the admin token, if any,
 // as auth_token.
+// leagueIDGiven is the league id a command names, if the user named one
+// (--league-id, or a configured id other than the default); a command
+// that names none asks of whatever league the manager runs.
+func leagueIDGiven(flagSet bool, cfg config.Config) (string, bool) {
+	return cfg.LeagueID, flagSet || cfg.LeagueID != config.Default().LeagueID
+}
+
 func adminParams(token string, extra map[string]any) map[string]any {
 	p := map[string]any{"protocol": protocol.Version}
 	if token != "" {
@@ -86,8 +95,13 @@ func runStart(ctx context.Context, o *startOptions, cfg config.Config) error {
 	client := newHTTPCaller(cfg)
 	// Credentials first: a wrong token must not wait for players it could
 	// never start a league for.
-	if err := client.Call(ctx, o.manager, league.MethodAdminQuery,
-		adminParams(token, map[string]any{"query_type": protocol.QueryStandings}), nil); err != nil {
+	// And the league: one named (--league-id) that the manager does not
+	// run is E008 (exit 1), not another league started.
+	first := map[string]any{"query_type": protocol.QueryStandings}
+	if id, given := leagueIDGiven(o.leagueIDSet, cfg); given {
+		first["league_id"] = id
+	}
+	if err := client.Call(ctx, o.manager, league.MethodAdminQuery, adminParams(token, first), nil); err != nil {
 		return err
 	}
 	said := ""

@@ -308,6 +308,10 @@ func TestExitCodes(t *testing.T) {
 		{"query as a stranger", []string{"query", "standings", "--manager", mgr.endpoint, "--as", "P09", "--token", "x"}, 3},
 		{"query with the admin token", []string{"query", "standings", "--manager", mgr.endpoint, "--admin-token", "right"}, 0},
 		{"query without the admin token", []string{"query", "standings", "--manager", mgr.endpoint}, 3},
+		// Another league than the manager runs: E008, exit 1 (and no league started).
+		{"query another league", []string{"query", "standings", "--manager", mgr.endpoint, "--admin-token", "right",
+			"--league-id", "league_99"}, 1},
+		{"start another league", []string{"start", "--manager", mgr.endpoint, "--admin-token", "right", "--league-id", "league_99"}, 1},
 		{"a player without a manager", []string{"serve-player", "--port", "0"}, 1},
 		{"a port in use", []string{"serve-manager", "--port", portOf(mgr.endpoint)}, 2},
 		// The manager takes at most 1000 players (--max-players): start

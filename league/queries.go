@@ -73,6 +73,9 @@ func (m *Manager) onAdminQuery(ctx context.Context, r *transport.Request) (any, 
 	if err := protocol.ValidateBody(q); err != nil {
 		return nil, err
 	}
+	if err := m.ofThisLeague(q.Envelope); err != nil {
+		return nil, err // the operator asked of another league: E008, as an agent would be
+	}
 	return m.Answer(q, "", ""), nil
 }
 
