@@ -199,6 +199,10 @@ type Manager struct {
 	born      time.Time     // when New made it: /health's uptime
 	started   chan struct{} // closed by start
 	finished  chan struct{} // closed when the league is complete
+	// stopping is closed when Run's context ends (the process is being
+	// stopped): a get_league_result wait ends then, not at its timeout.
+	stopping     chan struct{}
+	stoppingOnce sync.Once
 	final     *protocol.LeagueCompleted
 	slots     *pool
 	marks     uint64 // inMatchOrder's calls so far: see agent.mark
@@ -246,6 +250,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 		table:      newTable(opts.Scoring),
 		started:    make(chan struct{}),
 		finished:   make(chan struct{}),
+		stopping:   make(chan struct{}),
 		slots:      newPool(),
 		closedDone: make(chan struct{}),
 		origin:     protocol.Origin{Role: protocol.RoleLeagueManager},

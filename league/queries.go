@@ -224,6 +224,10 @@ func (m *Manager) onGetLeagueResult(ctx context.Context, r *transport.Request) (
 		case <-m.finished:
 		case <-t.C:
 		case <-ctx.Done():
+		case <-m.stopping:
+			if m.Result() == nil {
+				return nil, protocol.Errorf(protocol.ErrServiceUnavailable, "the manager is stopping")
+			}
 		}
 	}
 	res := Result{State: m.Status().State, Completed: m.Result()}

@@ -1,8 +1,10 @@
 package league_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/matryer/is"
@@ -265,6 +267,32 @@ func TestNextMatchNamesTheAnnouncedReferee(t *testing.T) {
 					is.Equal(told[p.id], m.RefereeEndpoint) // GET_NEXT_MATCH and ROUND_ANNOUNCEMENT agree
 				}
 			}
+		}
+	})
+}
+
+// TestResultWaitEndsWhenStopping: a get_league_result wait (start --wait's)
+// ends as soon as the manager is being stopped, with E016, rather than
+// holding the process's graceful stop for up to MaxResultWait.
+func TestResultWaitEndsWhenStopping(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{})
+		h.run() // waiting for registrations, as a serve-manager does
+		waiting := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*league.MaxResultWait)
+			defer cancel()
+			var res league.Result
+			waiting <- n.Client(2*league.MaxResultWait).Call(ctx, h.ep, league.MethodGetLeagueResult,
+				map[string]any{"protocol": protocol.Version, "wait_seconds": 40}, &res)
+		}()
+		h.stop() // Run's context ends, whether the wait has begun or not
+		select {
+		case err := <-waiting:
+			is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable) // the manager is stopping
+		case <-time.After(league.MaxResultWait / 2):
+			t.Fatal("the wait did not end with the manager")
 		}
 	})
 }

@@ -20,6 +20,8 @@ import (
 // Run waits for the league to start, plays every round, tells every agent
 // the league is complete and returns the LEAGUE_COMPLETED message.
 func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
+	stop := context.AfterFunc(ctx, func() { m.stoppingOnce.Do(func() { close(m.stopping) }) })
+	defer stop()
 	var window <-chan time.Time
 	if m.opts.RegistrationWindow > 0 {
 		t := time.NewTimer(m.opts.RegistrationWindow)
