@@ -169,9 +169,10 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Player {
 		opts.Strategy, _ = StrategyByName("random")
 	}
 	if opts.DisplayName == "" {
-		// Its id; a player that asks for none is "Player" (display_name
-		// is required).
-		opts.DisplayName = cmp.Or(opts.RequestedID, "Player")
+		// Its id; a player that asks for none is named by its endpoint
+		// (display_name is required, and "Player" for every such player
+		// told them apart nowhere).
+		opts.DisplayName = cmp.Or(opts.RequestedID, protocol.NameByEndpoint("Player", opts.Endpoint))
 	}
 	if opts.InstanceSecret == "" {
 		opts.InstanceSecret = protocol.NewInstanceSecret()

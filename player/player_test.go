@@ -238,8 +238,10 @@ func TestRegisterRequest(t *testing.T) {
 }
 
 // TestRegisterWithoutIDOrName: a player that asks for no id and gives no
-// name still registers (display_name is required): it is "Player". It
-// exited with E002 before.
+// name still registers (display_name is required), named by its endpoint,
+// so that two such players can be told apart. It exited with E002 before
+// the nineteenth session, and was "Player", every one of them, before the
+// twentieth.
 func TestRegisterWithoutIDOrName(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
@@ -251,7 +253,7 @@ func TestRegisterWithoutIDOrName(t *testing.T) {
 		is.NoErr(p.Register(ctxFor(t)))
 		_, requests := m.got()
 		is.True(strings.Contains(requests[0], `"sender":"player:pending"`))
-		is.True(strings.Contains(requests[0], `"player_meta":{"display_name":"Player",`))
+		is.True(strings.Contains(requests[0], `"player_meta":{"display_name":"Player 127.0.0.1:8101",`))
 		is.Equal(p.ID(), "P03")
 	})
 }

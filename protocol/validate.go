@@ -616,3 +616,14 @@ func (o *Origin) Envelope(id string, t MessageType, now time.Time, conversation,
 		AuthToken:      token,
 	}
 }
+
+// NameByEndpoint is the display name of an agent that was given neither a
+// name nor an id: role and its endpoint's host:port ("Player
+// 127.0.0.1:8101"), or role alone when the endpoint has none.
+func NameByEndpoint(role, endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return role
+	}
+	return role + " " + u.Host
+}

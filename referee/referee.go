@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"maps"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -186,7 +185,10 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Referee {
 		opts.KeepFinished = DefaultKeepFinished
 	}
 	if opts.DisplayName == "" {
-		opts.DisplayName = strings.TrimSpace("Referee " + opts.RequestedID)
+		opts.DisplayName = "Referee " + opts.RequestedID
+		if opts.RequestedID == "" {
+			opts.DisplayName = protocol.NameByEndpoint("Referee", opts.Endpoint)
+		}
 	}
 	if opts.Scoring == (Scoring{}) {
 		opts.Scoring = Scoring{Win: 3, Draw: 1, Loss: 0}
