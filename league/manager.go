@@ -203,9 +203,9 @@ type Manager struct {
 	// stopped): a get_league_result wait ends then, not at its timeout.
 	stopping     chan struct{}
 	stoppingOnce sync.Once
-	final     *protocol.LeagueCompleted
-	slots     *pool
-	marks     uint64 // inMatchOrder's calls so far: see agent.mark
+	final        *protocol.LeagueCompleted
+	slots        *pool
+	marks        uint64 // inMatchOrder's calls so far: see agent.mark
 	// sizes is the length of the last broadcast encoded, by method.
 	sizes map[string]int
 
