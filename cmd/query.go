@@ -172,12 +172,20 @@ func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
 	case protocol.QueryStandings:
 		var d struct {
 			RoundID   int                    `json:"round_id"`
+			Completed *int                   `json:"rounds_completed"` // absent from other managers
 			Standings []protocol.StandingRow `json:"standings"`
 		}
 		if err := json.Unmarshal(data, &d); err != nil {
 			return runtimeErr(err)
 		}
-		fmt.Fprintf(w, "Standings after round %d\n\n", d.RoundID)
+		switch {
+		case d.RoundID == 0:
+			fmt.Fprintf(w, "Standings before the first round\n\n")
+		case d.Completed != nil && *d.Completed < d.RoundID:
+			fmt.Fprintf(w, "Standings during round %d (%d completed)\n\n", d.RoundID, *d.Completed)
+		default:
+			fmt.Fprintf(w, "Standings after round %d\n\n", d.RoundID)
+		}
 		writeRows(tw, d.Standings)
 	case protocol.QuerySchedule:
 		var d struct {
@@ -196,12 +204,17 @@ func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
 	case protocol.QueryNextMatch:
 		var d struct {
 			NextMatch *league.NextMatch `json:"next_match"`
+			State     string            `json:"state"`
 		}
 		if err := json.Unmarshal(data, &d); err != nil {
 			return runtimeErr(err)
 		}
 		if d.NextMatch == nil {
-			_, err := fmt.Fprintln(w, "No match left to play.")
+			msg := "No match left to play."
+			if d.State == league.StateRegistration {
+				msg = "The league has not started: no schedule yet."
+			}
+			_, err := fmt.Fprintln(w, msg)
 			return err
 		}
 		n := d.NextMatch

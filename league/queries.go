@@ -116,7 +116,9 @@ func (m *Manager) Answer(q *protocol.LeagueQuery, id string, role protocol.Role)
 	defer m.mu.Unlock()
 	switch q.QueryType {
 	case protocol.QueryStandings:
-		resp.Data = map[string]any{"round_id": m.round, "standings": m.table.ranked()}
+		// round_id is the round under way (its results so far counted);
+		// rounds_completed the last whose end was announced.
+		resp.Data = map[string]any{"round_id": m.round, "rounds_completed": m.closedRound, "standings": m.table.ranked()}
 	case protocol.QuerySchedule:
 		rounds := make([]ScheduledRound, len(m.rounds))
 		for i, ms := range m.rounds {
@@ -134,7 +136,8 @@ func (m *Manager) Answer(q *protocol.LeagueQuery, id string, role protocol.Role)
 			return fail(protocol.ErrAgentNotRegistered, "no player %q in league %s", protocol.Clip(player), m.opts.LeagueID)
 		}
 		if q.QueryType == protocol.QueryNextMatch {
-			resp.Data = map[string]any{"next_match": m.nextMatchLocked(player)}
+			// state says why there is none: no schedule yet, or none left.
+			resp.Data = map[string]any{"next_match": m.nextMatchLocked(player), "state": m.state}
 			break
 		}
 		var row *protocol.StandingRow
