@@ -142,12 +142,14 @@ func TestBreakerCapsTheCostOfADeadPlayer(t *testing.T) {
 		healthy, healthyTook := run(nil)
 		dead, deadTook := run(faultsOf(t, "P07=timeout"))
 		is.Equal(healthy.timeouts, 0)
-		// The dead player's calls come one after another (a player plays
-		// one match at a time), and the league ends long before the
-		// breaker's reset timeout (1m): the threshold's calls wait, then
-		// every later one of the league's schedule fails at once.
-		is.Equal(dead.timeouts, cfg.Breaker.FailureThreshold) // exactly the threshold of calls waited
-		is.Equal(dead.denied, 86)                             // the rest failed at once
+		// The league ends long before the breaker's reset timeout (1m):
+		// the threshold's calls wait, then every later call of the
+		// league's 91 to the dead player fails at once. The manager's
+		// broadcast and the referee's GAME_OVER may reach the breaker
+		// together as it opens: one more may then be let through (seen
+		// 5 and 86 in every run so far).
+		is.True(dead.timeouts == cfg.Breaker.FailureThreshold || dead.timeouts == cfg.Breaker.FailureThreshold+1) // the threshold waited
+		is.Equal(dead.timeouts+dead.denied, 91)                                                                   // the rest failed at once
 		t.Logf("%s: healthy %v, one dead player %v (%d timeouts of at most %v, %d calls refused by the breaker)",
 			n.Name, healthyTook.Round(time.Millisecond), deadTook.Round(time.Millisecond), dead.timeouts,
 			cfg.Timeouts.Generic, dead.denied)

@@ -61,8 +61,6 @@ is already running, 'start --wait' just waits.`,
 	return c
 }
 
-// adminParams are the params of an operator call: the admin token, if any,
-// as auth_token.
 // leagueIDGiven is the league id a command names, if the user named one
 // (--league-id, or a configured id other than the default); a command
 // that names none asks of whatever league the manager runs.
@@ -70,6 +68,8 @@ func leagueIDGiven(flagSet bool, cfg config.Config) (string, bool) {
 	return cfg.LeagueID, flagSet || cfg.LeagueID != config.Default().LeagueID
 }
 
+// adminParams are the params of an operator call: the admin token, if any,
+// as auth_token.
 func adminParams(token string, extra map[string]any) map[string]any {
 	p := map[string]any{"protocol": protocol.Version}
 	if token != "" {

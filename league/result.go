@@ -66,9 +66,12 @@ func outcomeOf(rep *protocol.MatchResultReport, a, b string) (*outcome, error) {
 			o.StatusA, o.StatusB = protocol.ResultTechnicalLoss, protocol.ResultWin
 		case tl[b]:
 			o.StatusA, o.StatusB = protocol.ResultWin, protocol.ResultTechnicalLoss
-		case res.MatchStatus == protocol.ResultTechnicalLoss, bothScoredNothing(res.Score, a, b):
-			// No winner and no points for either (message-structures
-			// §4.6.2's form carries only winner and score): both lost.
+		case res.MatchStatus == protocol.ResultTechnicalLoss,
+			res.MatchStatus == "" && !playedOut(res) && bothScoredNothing(res.Score, a, b):
+			// No winner and no points for either, and nothing of a game
+			// played (message-structures §4.6.2's form carries only winner
+			// and score): both lost. A played draw may score 0-0 too (a
+			// referee counting right guesses, or a draw worth nothing).
 			o.StatusA, o.StatusB = protocol.ResultTechnicalLoss, protocol.ResultTechnicalLoss
 		default:
 			o.StatusA, o.StatusB = protocol.ResultDraw, protocol.ResultDraw
@@ -89,6 +92,13 @@ func outcomeOf(rep *protocol.MatchResultReport, a, b string) (*outcome, error) {
 		return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "result.winner %s disagrees with the statuses %s/%s", winner, o.StatusA, o.StatusB)
 	}
 	return o, nil
+}
+
+// playedOut reports whether res says the game was played: a drawn number,
+// the choices, or a draw as its outcome.
+func playedOut(res *protocol.MatchResult) bool {
+	d := res.Details
+	return d != nil && (d.DrawnNumber != nil || len(d.Choices) > 0 || d.Outcome == protocol.ResultDraw)
 }
 
 // bothScoredNothing reports whether score gives a and b each 0 points.

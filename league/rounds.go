@@ -966,6 +966,10 @@ func (p *pool) heard(a *agent) {
 func (p *pool) release(a *agent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.releaseLocked(a)
+}
+
+func (p *pool) releaseLocked(a *agent) {
 	if p.owed[a] > 0 {
 		p.owed[a]--
 		return
@@ -1063,8 +1067,8 @@ func (p *pool) acquire(ctx context.Context, avoid string) (*agent, error) {
 		p.waiters = slices.Delete(p.waiters, i, i+1)
 		return nil, ctx.Err()
 	}
-	// A slot was handed over as the context ended: it goes back.
-	p.free = append(p.free, <-w.got)
-	p.handOutLocked()
+	// A slot was handed over as the context ended: it goes back, as
+	// release gives one back.
+	p.releaseLocked(<-w.got)
 	return nil, ctx.Err()
 }

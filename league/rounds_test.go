@@ -656,13 +656,19 @@ func TestShownTokenCannotReport(t *testing.T) {
 // neither any: an audit's Python referee reported a double technical loss
 // so, and it was counted as a draw.
 func TestReportByScoreOnly(t *testing.T) {
+	three := 3
+	played := &protocol.ResultDetails{DrawnNumber: &three, Choices: map[string]string{"P01": protocol.Even, "P02": protocol.Even}}
 	for _, c := range []struct {
-		name  string
-		score map[string]any
-		want  []protocol.StandingRow
+		name    string
+		score   map[string]any
+		details *protocol.ResultDetails
+		want    []protocol.StandingRow
 	}{
-		{"a draw", map[string]any{"P01": 1, "P02": 1}, []protocol.StandingRow{srow(1, "P01", 0, 1, 0, 0, 1), srow(2, "P02", 0, 1, 0, 0, 1)}},
-		{"both lost", map[string]any{"P01": 0, "P02": 0}, []protocol.StandingRow{srow(1, "P01", 0, 0, 1, 1, 0), srow(2, "P02", 0, 0, 1, 1, 0)}},
+		{"a draw", map[string]any{"P01": 1, "P02": 1}, nil, []protocol.StandingRow{srow(1, "P01", 0, 1, 0, 0, 1), srow(2, "P02", 0, 1, 0, 0, 1)}},
+		{"both lost", map[string]any{"P01": 0, "P02": 0}, nil, []protocol.StandingRow{srow(1, "P01", 0, 0, 1, 1, 0), srow(2, "P02", 0, 0, 1, 1, 0)}},
+		// Both guessed wrong, scored as right guesses: played, a draw.
+		{"a played draw scored 0-0", map[string]any{"P01": 0, "P02": 0}, played,
+			[]protocol.StandingRow{srow(1, "P01", 0, 1, 0, 0, 1), srow(2, "P02", 0, 1, 0, 0, 1)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
@@ -670,7 +676,7 @@ func TestReportByScoreOnly(t *testing.T) {
 				h, ref, _ := manualLeague(t, n, league.Options{})
 				defer h.stop()
 				sm := ref.nextStart()
-				ack, err := ref.reportAs("REF01", ref.token, 1, sm.MatchID, &protocol.MatchResult{Score: c.score})
+				ack, err := ref.reportAs("REF01", ref.token, 1, sm.MatchID, &protocol.MatchResult{Score: c.score, Details: c.details})
 				is.NoErr(err)
 				is.Equal(ack.Status, protocol.StatusAccepted)
 				is.Equal(h.wait().FinalStandings, c.want)

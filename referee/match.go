@@ -128,30 +128,23 @@ func (r *Referee) play(life *lifetime, m *match) {
 	over := r.gameOver(m, result)
 	//
 	// A is told on this goroutine and B on another, as both() does; the
-	// one told second reports. The first arms a timer for the grace: if it
-	// fires first, the report goes from there, whichever player is slow
-	// (this goroutine, inside A's call, could not notice A's slowness). A
-	// timer a match, not a select on a deadline shared by the matches: a
-	// hundred matches waiting on one channel contend for its lock.
+	// one told second reports, unless the grace's timer, armed as they are
+	// sent, fired first: then the report went from there, whichever
+	// player, or both, are slow (this goroutine, inside A's call, could not
+	// notice). A timer a match, not a select on a deadline shared by the
+	// matches: a hundred matches waiting on one channel contend for its
+	// lock.
 	var pending atomic.Int32
 	pending.Store(2)
 	var reports sync.WaitGroup // the report, made by the timer or the second told
 	reports.Add(1)
-	var grace *time.Timer
-	var armed sync.WaitGroup // grace is set
-	armed.Add(1)
+	grace := time.AfterFunc(r.gameOverGrace(), func() {
+		r.log.LogAttrs(ctx, slog.LevelInfo, "reporting before every GAME_OVER was answered", slog.String("match_id", m.id))
+		r.report(life, m)
+		reports.Done()
+	})
 	toldOne := func() {
-		if pending.Add(-1) != 0 {
-			grace = time.AfterFunc(r.gameOverGrace(), func() {
-				r.log.LogAttrs(ctx, slog.LevelInfo, "reporting before every GAME_OVER was answered", slog.String("match_id", m.id))
-				r.report(life, m)
-				reports.Done()
-			})
-			armed.Done()
-			return
-		}
-		armed.Wait()
-		if grace.Stop() {
+		if pending.Add(-1) == 0 && grace.Stop() {
 			r.report(life, m)
 			reports.Done()
 		}

@@ -181,11 +181,11 @@ func TestMatchPlayed(t *testing.T) {
 }
 
 // TestReportDoesNotWaitForASlowAck: a player that is slow to acknowledge
-// its GAME_OVER (here: until the test lets it), either of the two, does
-// not hold the report, and with it the round, past GameOverGrace; the
+// its GAME_OVER (here: until the test lets it), either of the two or both,
+// does not hold the report, and with it the round, past GameOverGrace; the
 // players are still told before the report goes.
 func TestReportDoesNotWaitForASlowAck(t *testing.T) {
-	for _, slow := range []string{"P01", "P02"} {
+	for _, slow := range []string{"P01", "P02", "both"} {
 		t.Run(slow, func(t *testing.T) {
 			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 				is := is.New(t)
@@ -194,12 +194,14 @@ func TestReportDoesNotWaitForASlowAck(t *testing.T) {
 				h := newHarness(t, n, opts, newFakeManager(), "")
 				release := make(chan struct{})
 				pa, pb := newFakePlayer("P01", protocol.Even), newFakePlayer("P02", protocol.Odd)
-				late := map[string]*fakePlayer{"P01": pa, "P02": pb}[slow]
-				late.over = func(ctx context.Context) {
+				hold := func(ctx context.Context) {
 					select {
 					case <-release:
 					case <-ctx.Done():
 					}
+				}
+				for _, p := range map[string][]*fakePlayer{"P01": {pa}, "P02": {pb}, "both": {pa, pb}}[slow] {
+					p.over = hold
 				}
 				h.serve(pa)
 				h.serve(pb)

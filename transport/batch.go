@@ -104,7 +104,7 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 	// size rather than grown call by call.
 	params := make([]encoded, len(calls))
 	size := 2
-	guard, sent := "", 0
+	guard, sent, guardedCalls := "", 0, 0
 	for i, call := range calls {
 		p, scratch, err := c.encodeParams(call.Params)
 		if err != nil {
@@ -115,6 +115,9 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 		size += len(p) + len(call.Method) + 70 // the request around them, a comma
 		if guard == "" || (!guarded(guard) && guarded(call.Method)) {
 			guard = call.Method
+		}
+		if guarded(call.Method) {
+			guardedCalls++ // what a failure of the whole counts for the breaker
 		}
 		sent++
 	}
@@ -146,7 +149,7 @@ func (c *Client) CallBatch(ctx context.Context, endpoint string, calls []BatchCa
 		}
 		return errs
 	}
-	raw, err := c.roundTripOf(ctx, to, guard, body, sent)
+	raw, err := c.roundTripOf(ctx, to, guard, body, max(guardedCalls, 1))
 	if lent {
 		c.bodies.Put(body)
 	}

@@ -286,7 +286,7 @@ func (c *Client) callDialects(ctx context.Context, to *peer, method string, p js
 	for {
 		err = c.callAs(ctx, to, method, d, p, reply)
 		// A tools/call is already in the form every dialect takes.
-		if !notFoundIn(d, err) || p.Kind() != '{' || method == protocol.MethodToolsCall {
+		if !notFoundIn(d, method, err) || p.Kind() != '{' || method == protocol.MethodToolsCall {
 			break
 		}
 		next, ok := nextDialect(d, method)
@@ -306,11 +306,13 @@ func isMethodNotFound(err error) bool {
 	return ok && e.Kind == KindRemote && e.RPC.Code == protocol.CodeMethodNotFound
 }
 
-// notFoundIn reports whether err says the endpoint does not know the
-// method as d called it: -32601, or, through tools/call, MCP's ways of
-// saying the tool is unknown (an invalid-params error, -32602, or an
-// isError result, read as -32603, whose message says so).
-func notFoundIn(d dialect, err error) bool {
+// notFoundIn reports whether err says the endpoint does not know method
+// as d called it: -32601, or, through tools/call, MCP's ways of saying the
+// tool is unknown (an invalid-params error, -32602, or an isError result,
+// read as -32603) in a message that names the tool called. An error the
+// tool itself raised ("Error executing tool X: match not found", as MCP
+// SDKs wrap them) is the answer, not a reason to call it by another name.
+func notFoundIn(d dialect, method string, err error) bool {
 	if isMethodNotFound(err) {
 		return true
 	}
@@ -321,9 +323,17 @@ func notFoundIn(d dialect, err error) bool {
 	if !ok || e.Kind != KindRemote || (e.RPC.Code != protocol.CodeInvalidParams && e.RPC.Code != protocol.CodeInternalError) {
 		return false
 	}
-	msg := strings.ToLower(e.RPC.Message)
+	name := method
+	if b, ok := dialectBNames[method]; ok && d == mcpToolsB {
+		name = b
+	}
+	msg, name := strings.ToLower(e.RPC.Message), strings.ToLower(name)
+	if strings.HasPrefix(msg, "error executing tool") || !strings.Contains(msg, name) {
+		return false
+	}
 	return strings.Contains(msg, "unknown tool") || strings.Contains(msg, "tool not found") ||
-		(strings.Contains(msg, "tool") && strings.Contains(msg, "not found"))
+		strings.Contains(msg, "not found: "+name) || strings.Contains(msg, name+" not found") ||
+		strings.Contains(msg, name+"' not found") || strings.Contains(msg, name+"\" not found")
 }
 
 // nextDialect is the way to try after d failed for method.

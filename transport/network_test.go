@@ -632,6 +632,26 @@ func TestDialectOtherAnswers(t *testing.T) {
 			})
 		})
 	}
+	t.Run("a tool's own error is its answer", func(t *testing.T) {
+		transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+			is := is.New(t)
+			m := transport.NewMux(nil)
+			m.Handle(string(protocol.TypeGameInvitation), transport.HandlerFunc(func(_ context.Context, r *transport.Request) (any, error) {
+				if !r.MCP {
+					return nil, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found")
+				}
+				// What an MCP SDK makes of an exception the tool raised.
+				return nil, protocol.NewRPCError(protocol.CodeInternalError, "Error executing tool "+r.Method+": Match R1M1 not found")
+			}))
+			counted := &countingServer{next: m}
+			ep := n.Serve(t, "mcp", counted)
+			err := n.Client(time.Second).Call(context.Background(), ep, protocol.MethodHandleGameInvitation, inv, nil)
+			e, ok := errors.AsType[*transport.Error](err)
+			is.True(ok)
+			is.Equal(e.RPC.Message, "Error executing tool handle_game_invitation: Match R1M1 not found") // the tool's error
+			is.Equal(counted.calls.Load(), int64(3))                                                     // not asked again by dialect-b's name
+		})
+	})
 	t.Run("a refusal is not an unknown tool", func(t *testing.T) {
 		transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 			is := is.New(t)
