@@ -94,7 +94,7 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 	}
 	endpoint := f.advertise
 	if endpoint == "" {
-		endpoint = advertised(ctx, ln.Addr().(*net.TCPAddr), peer, interfaceAddrs)
+		endpoint = advertised(ctx, ln.Addr().(*net.TCPAddr), peer, net.InterfaceAddrs)
 		if a := ln.Addr().(*net.TCPAddr); a.IP.IsUnspecified() {
 			logger.LogAttrs(ctx, slog.LevelInfo, "listening on every address; advertising one of them (--advertise sets it)",
 				slog.String("advertised", endpoint))
@@ -175,9 +175,6 @@ func advertised(ctx context.Context, a *net.TCPAddr, peer string, addrs func() (
 	}
 	return httprpc.EndpointFor(&net.TCPAddr{IP: net.ParseIP(host), Port: a.Port})
 }
-
-// interfaceAddrs is net.InterfaceAddrs: the machine's addresses.
-func interfaceAddrs() ([]net.Addr, error) { return net.InterfaceAddrs() }
 
 // globalAddr is the first global unicast IPv4 address of addrs, else the
 // first IPv6 one; nil when there is none (or addrs fails).

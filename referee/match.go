@@ -127,13 +127,12 @@ func (r *Referee) play(life *lifetime, m *match) {
 	told := life.call.Get()
 	over := r.gameOver(m, result)
 	//
-	// A is told on this goroutine and B on another, as both() does; the
-	// one told second reports, unless the grace's timer, armed as they are
-	// sent, fired first: then the report went from there, whichever
-	// player, or both, are slow (this goroutine, inside A's call, could not
-	// notice). A timer a match, not a select on a deadline shared by the
-	// matches: a hundred matches waiting on one channel contend for its
-	// lock.
+	// The one told second reports, unless the grace's timer, armed as the
+	// GAME_OVERs go, fired first: then the report went from there,
+	// whichever player, or both, are slow (this goroutine, inside A's
+	// call, could not notice). A timer a match, not a select on a deadline
+	// shared by the matches: a hundred matches waiting on one channel
+	// contend for its lock.
 	var pending atomic.Int32
 	pending.Store(2)
 	var reports sync.WaitGroup // the report, made by the timer or the second told
@@ -149,14 +148,8 @@ func (r *Referee) play(life *lifetime, m *match) {
 			reports.Done()
 		}
 	}
-	wg := gopool.Group{Pool: &r.pool}
-	wg.Go(func() {
-		r.notifyEnd(ctx, told, m, &m.b, over)
-		toldOne()
-	})
-	r.notifyEnd(ctx, told, m, &m.a, over)
-	toldOne()
-	wg.Wait()
+	r.both(func() { r.notifyEnd(ctx, told, m, &m.a, over); toldOne() },
+		func() { r.notifyEnd(ctx, told, m, &m.b, over); toldOne() })
 	reports.Wait()
 }
 

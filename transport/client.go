@@ -323,17 +323,22 @@ func notFoundIn(d dialect, method string, err error) bool {
 	if !ok || e.Kind != KindRemote || (e.RPC.Code != protocol.CodeInvalidParams && e.RPC.Code != protocol.CodeInternalError) {
 		return false
 	}
-	name := method
-	if b, ok := dialectBNames[method]; ok && d == mcpToolsB {
-		name = b
-	}
-	msg, name := strings.ToLower(e.RPC.Message), strings.ToLower(name)
+	msg, name := strings.ToLower(e.RPC.Message), strings.ToLower(toolName(d, method))
 	if strings.HasPrefix(msg, "error executing tool") || !strings.Contains(msg, name) {
 		return false
 	}
 	return strings.Contains(msg, "unknown tool") || strings.Contains(msg, "tool not found") ||
 		strings.Contains(msg, "not found: "+name) || strings.Contains(msg, name+" not found") ||
 		strings.Contains(msg, name+"' not found") || strings.Contains(msg, name+"\" not found")
+}
+
+// toolName is the tool that tools/call names for method in d: dialect-b's
+// name where it has its own, else method.
+func toolName(d dialect, method string) string {
+	if b, ok := dialectBNames[method]; ok && d == mcpToolsB {
+		return b
+	}
+	return method
 }
 
 // nextDialect is the way to try after d failed for method.
@@ -373,11 +378,7 @@ func (c *Client) callAs(ctx context.Context, to *peer, method string, d dialect,
 			wire = t
 		}
 	case mcpTools, mcpToolsB:
-		name := method
-		if b, ok := dialectBNames[method]; ok && d == mcpToolsB {
-			name = b
-		}
-		wrapped, err := EncodeParams(protocol.ToolCall{Name: name, Arguments: p})
+		wrapped, err := EncodeParams(protocol.ToolCall{Name: toolName(d, method), Arguments: p})
 		if err != nil {
 			return err
 		}
