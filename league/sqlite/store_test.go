@@ -169,14 +169,7 @@ func TestOpen(t *testing.T) {
 		path := dbPath(t)
 		s := open(t, path)
 		is.NoErr(s.CreateLeague(ctx, testLeague))
-		old := agentRec("P01", protocol.RolePlayer, 0, at(1))
-		// The database as version 1 left it: agents without token_nonce.
-		_, err := s.DB().ExecContext(ctx, `ALTER TABLE agents DROP COLUMN token_nonce; PRAGMA user_version = 1`)
-		is.NoErr(err)
-		_, err = s.DB().ExecContext(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, capacity, registered_at)
-			VALUES (?, ?, ?, ?, ?, 0, ?)`, old.ID, string(old.Role), old.DisplayName, old.Endpoint,
-			hex.EncodeToString(old.TokenHash[:]), "2025-01-15T10:30:00.000000001Z")
-		is.NoErr(err)
+		old := asVersion1(t, s)
 		is.NoErr(s.Close())
 
 		s = open(t, path)
@@ -590,4 +583,21 @@ func TestLedger(t *testing.T) {
 		"TECHNICAL_LOSS", "P02 E001 TIMEOUT_ERROR: no choice in 30 s; P03 E001 TIMEOUT_ERROR: no answer",
 		"2025-01-15T10:30:01.25Z", "2025-01-15T10:30:03.000000123Z"}) // as a CSV record
 	is.Equal(len(sqlite.LedgerColumns()), len(rows[0].Record()))
+}
+
+// asVersion1 makes s's database as version 1 left it, agents without
+// token_nonce, with one agent, which it returns.
+func asVersion1(t *testing.T, s *sqlite.Store) league.AgentRecord {
+	t.Helper()
+	ctx := testCtx(t)
+	old := agentRec("P01", protocol.RolePlayer, 0, at(1))
+	if _, err := s.DB().ExecContext(ctx, `ALTER TABLE agents DROP COLUMN token_nonce; PRAGMA user_version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, capacity, registered_at)
+		VALUES (?, ?, ?, ?, ?, 0, ?)`, old.ID, string(old.Role), old.DisplayName, old.Endpoint,
+		hex.EncodeToString(old.TokenHash[:]), "2025-01-15T10:30:00.000000001Z"); err != nil {
+		t.Fatal(err)
+	}
+	return old
 }
