@@ -300,6 +300,9 @@ func (c *checker) result(name, rule string, x *exchange, problem, detail string)
 	}
 	if x != nil {
 		ch.Sent, ch.Got = abbrev(x.sent), x.gotText()
+		if x.detour != "" {
+			ch.Detail = strings.TrimPrefix(ch.Detail+"; "+x.detour, "; ")
+		}
 	}
 	c.add(ch)
 }

@@ -22,8 +22,8 @@ import (
 
 // exchange is one request to the target and what came back. The checker
 // does its own round trips, rather than use a transport.Client, so that it
-// sends exactly the method it checks (a Client would retry a -32601 through
-// MCP tools/call) and can show the bytes on both sides.
+// knows exactly which method was answered and can show the bytes on both
+// sides.
 type exchange struct {
 	// what names the request in a report: its method.
 	what string
@@ -38,14 +38,53 @@ type exchange struct {
 	took time.Duration
 	// framing is how strictly got keeps to JSON-RPC 2.0 (rpcCheck).
 	framing framing
+	// detour is set when the target did not know the method by its name
+	// and answered it only another way, as a league's Client goes on to
+	// call it (transport.Ways): which way, for the report.
+	detour string
 }
 
-// call sends method with params to the target, with timeout.
+// call sends method with params to the target, with timeout. A target that
+// does not know the method by its name is asked again the other ways a
+// league's Client tries (by message type, through MCP tools/call), each
+// with timeout, so that the check grades what the agent does in a league.
+// The exchange returned is the first that was not refused as unknown, its
+// detour saying how it was reached; when every way was, the first.
 func (c *checker) call(ctx context.Context, method string, params any, timeout time.Duration) *exchange {
 	p, err := transport.EncodeParams(params)
 	if err != nil {
 		return &exchange{err: err}
 	}
+	var first *exchange
+	for i, w := range transport.Ways(method, p) {
+		wire, wp, err := w.Request(method, p)
+		if err != nil {
+			return &exchange{err: err}
+		}
+		x := c.callAs(ctx, wire, wp, timeout)
+		if i == 0 {
+			first = x
+		} else {
+			x.detour = "answered only as " + w.Describe(method) + ", not as " + method + " (-32601)"
+		}
+		if x.err != nil || !w.Unknown(method, x.resp.Error) {
+			return x
+		}
+	}
+	return first // no way known to it: its answer to the method's name
+}
+
+// callDirect sends method with params to the target, with timeout, by the
+// method's name only.
+func (c *checker) callDirect(ctx context.Context, method string, params any, timeout time.Duration) *exchange {
+	p, err := transport.EncodeParams(params)
+	if err != nil {
+		return &exchange{err: err}
+	}
+	return c.callAs(ctx, method, p, timeout)
+}
+
+func (c *checker) callAs(ctx context.Context, method string, p []byte, timeout time.Duration) *exchange {
 	id := strconv.AppendUint(nil, c.ids.Add(1), 10)
 	return c.send(ctx, method, protocol.AppendRequest(nil, id, method, p), id, timeout)
 }

@@ -172,14 +172,26 @@ func joinProblem(x *exchange, matchID, me, opponent string) (problem string, ack
 	return "", ack
 }
 
+// invitation invites the player to matchID by method: its tool name, which
+// a player that does not know it is asked again the other ways a league
+// tries (the check still fails: the spec's peers call the method), or its
+// message type, which is asked only as such.
 func (p *playerRun) invitation(ctx context.Context, name, rule, method, matchID string) {
-	x := p.call(ctx, method, p.invitationMsg(matchID, p.opp), p.opts.Timeout)
+	var x *exchange
+	if method == string(protocol.TypeGameInvitation) {
+		x = p.callDirect(ctx, method, p.invitationMsg(matchID, p.opp), p.opts.Timeout)
+	} else {
+		x = p.call(ctx, method, p.invitationMsg(matchID, p.opp), p.opts.Timeout)
+	}
 	p.keep(reply{what: "GAME_INVITATION (" + method + ")", conv: conversation(matchID), want: protocol.TypeGameJoinAck, x: x})
 	me := ""
 	if p.fromPing {
 		me = p.me
 	}
 	problem, ack := joinProblem(x, matchID, me, p.opp)
+	if problem == "" && x.detour != "" {
+		problem = method + " is not a method of this player: a peer that calls it so, as the spec does, gets -32601"
+	}
 	detail := ""
 	if ack != nil {
 		if _, err := protocol.ParseSender("player:" + ack.PlayerID); !p.fromPing && err == nil {

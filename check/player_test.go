@@ -612,3 +612,65 @@ func TestSilentIsUnreachable(t *testing.T) {
 	is.True(time.Since(start) < check.ReachTimeout+time.Second) // one deadline
 	is.True(strings.Contains(err.Error(), "no answer within 3s"))
 }
+
+// toolsOnly serves a player as dialect-b does: ping and MCP tools/call,
+// under dialect-b's tool names only; every other method is -32601, and a
+// tool named as we name it is unknown (-32602, as MCP SDKs answer).
+type toolsOnly struct{ next transport.MessageServer }
+
+func (s toolsOnly) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
+	items, _ := protocol.DecodeRequests(body)
+	if len(items) != 1 || items[0].Err != nil || items[0].Method == protocol.MethodPing {
+		return s.next.ServeMessage(ctx, body, peer)
+	}
+	in := items[0]
+	if in.Method != protocol.MethodToolsCall {
+		return protocol.AppendError(nil, in.ID, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found"))
+	}
+	tc, err := protocol.DecodeToolCall(in.Params)
+	switch {
+	case err != nil:
+		return protocol.AppendError(nil, in.ID, protocol.NewRPCError(protocol.CodeInvalidParams, err.Error()))
+	case tc.Name == protocol.MethodHandleGameInvitation || tc.Name == protocol.MethodNotifyMatchResult ||
+		tc.Name == protocol.MethodUpdateStandings:
+		return protocol.AppendError(nil, in.ID, protocol.NewRPCError(protocol.CodeInvalidParams, "Unknown tool: "+tc.Name))
+	}
+	return s.next.ServeMessage(ctx, body, peer)
+}
+
+// TestToolsCallOnlyPlayer: a player that serves only MCP tools/call, under
+// dialect-b's tool names, plays a league with ours (the Client finds the
+// way), so the check grades its play the same way: it fails only the two
+// checks of calling the invitation by its method names, and every other
+// check says the way it was answered.
+func TestToolsCallOnlyPlayer(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		even, _ := player.StrategyByName("even")
+		p := player.New(player.Options{RequestedID: "P01", Seed: 7, Strategy: even}, n.Client(time.Second), nil)
+		ep := n.Serve(t, "player", toolsOnly{p.Handler()})
+		r := checkPlayer(t, n, ep)
+		all, failed := names(r)
+		is.Equal(all, wantChecks(n, playerChecks))
+		is.Equal(failed, []string{"invitation by tool name", "invitation by message type"})
+
+		c, _ := r.Find("invitation by tool name")
+		is.Equal(c.Detail, `handle_game_invitation is not a method of this player: a peer that calls it so, as the spec does, gets -32601; `+
+			`answered only as tools/call "receive_game_invitation", not as handle_game_invitation (-32601)`)
+		is.True(strings.Contains(c.Sent, `"name":"receive_game_invitation"`)) // the request that was answered
+		c, _ = r.Find("invitation by message type")
+		is.Equal(c.Detail, "not answered with a result: JSON-RPC error -32601 (Method not found)") // asked as such only
+		is.True(strings.Contains(c.Sent, `"method":"GAME_INVITATION"`))
+
+		c, _ = r.Find("parity choice")
+		is.True(strings.HasPrefix(c.Detail, `chose "even" in `))
+		is.True(strings.HasSuffix(c.Detail, `; answered only as tools/call "choose_parity", not as choose_parity (-32601)`))
+		c, _ = r.Find("GAME_OVER")
+		is.True(strings.HasSuffix(c.Detail, `answered only as tools/call "receive_game_over", not as notify_match_result (-32601)`))
+		c, _ = r.Find("LEAGUE_STANDINGS_UPDATE")
+		is.True(strings.HasSuffix(c.Detail, `answered only as tools/call "notify_standings", not as update_standings (-32601)`))
+		c, _ = r.Find("league.v1 refused (E011)")
+		is.True(strings.Contains(c.Sent, `"name":"receive_game_invitation"`))
+		is.True(strings.Contains(c.Got, `"E011"`))
+	})
+}

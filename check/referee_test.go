@@ -142,14 +142,15 @@ func TestOurRefereePasses(t *testing.T) {
 	})
 }
 
-// withoutTool answers -32601 for one tool, as a referee without it would.
+// withoutTool answers -32601 for one tool, by its name or through
+// tools/call, as a referee without it would.
 type withoutTool struct {
 	next transport.MessageServer
 	tool string
 }
 
 func (w withoutTool) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	if strings.Contains(string(body), `"method":"`+w.tool+`"`) {
+	if strings.Contains(string(body), `"method":"`+w.tool+`"`) || strings.Contains(string(body), `"name":"`+w.tool+`"`) {
 		id := []byte("1")
 		if items, _ := protocol.DecodeRequests(body); len(items) == 1 {
 			id = items[0].ID
@@ -177,9 +178,15 @@ func TestRefereeWithoutManualRegister(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		t.Run("registers", func(t *testing.T) {
 			is := is.New(t)
-			ep := runReferee(t, n, func(m *transport.Mux) transport.MessageServer { return withoutTool{m, "manual_register"} })
+			var mux *transport.Mux
+			ep := runReferee(t, n, func(m *transport.Mux) transport.MessageServer {
+				mux = m
+				return withoutTool{m, "manual_register"}
+			})
 			notices := make(noticeWriter, 4)
-			// The operator: reads the URL and registers the referee there.
+			// The operator: reads the URL and registers the referee there,
+			// by a way the checker has not (as serve-referee --manager
+			// URL would).
 			operator := make(chan struct{})
 			t.Cleanup(func() { <-operator })
 			go func() {
@@ -192,8 +199,9 @@ func TestRefereeWithoutManualRegister(t *testing.T) {
 				}
 				_, url, _ := strings.Cut(msg, "--manager ")
 				url, _, _ = strings.Cut(url, " ")
-				c := n.Client(5 * time.Second)
-				_ = c.Call(context.Background(), ep, "manual_register", map[string]string{"manager_endpoint": url}, nil)
+				params, _ := transport.EncodeParams(map[string]string{"manager_endpoint": url})
+				mux.ServeMessage(context.Background(), protocol.AppendRequest(nil, []byte("1"), "manual_register", params),
+					transport.Peer{Network: "mem", Addr: "mem", Loopback: true})
 			}()
 			r := checkReferee(t, n, ep, check.Options{Notice: notices, Wait: 10 * time.Second})
 			explain(t, r)

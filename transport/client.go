@@ -371,18 +371,9 @@ func messageTypeOf(method string) (string, bool) {
 // callAs makes one call in dialect d.
 func (c *Client) callAs(ctx context.Context, to *peer, method string, d dialect, p jsontext.Value, reply any) error {
 	endpoint := to.endpoint
-	wire := method
-	switch d {
-	case messageTypes:
-		if t, ok := messageTypeOf(method); ok {
-			wire = t
-		}
-	case mcpTools, mcpToolsB:
-		wrapped, err := EncodeParams(protocol.ToolCall{Name: toolName(d, method), Arguments: p})
-		if err != nil {
-			return err
-		}
-		p, wire = wrapped, protocol.MethodToolsCall
+	wire, p, err := wireOf(d, method, p)
+	if err != nil {
+		return err
 	}
 	var idBuf [20]byte
 	id := strconv.AppendUint(idBuf[:0], c.ids.Add(1), 10)
