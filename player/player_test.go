@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +17,6 @@ import (
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
-	"github.com/leaguectl/leaguectl/transport/httprpc"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
@@ -347,29 +345,6 @@ func (w *watchCaller) Call(ctx context.Context, endpoint, method string, params,
 	return err
 }
 
-// relisten serves srv at endpoint, which nothing serves now.
-func relisten(t *testing.T, n *transporttest.Net, endpoint string, srv transport.MessageServer) {
-	t.Helper()
-	if n.Name == "mem" {
-		if got := n.Serve(t, strings.TrimPrefix(endpoint, "mem://"), srv); got != endpoint {
-			t.Fatalf("served at %s, not %s", got, endpoint)
-		}
-		return
-	}
-	addr := strings.TrimSuffix(strings.TrimPrefix(endpoint, "http://"), httprpc.Path)
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := httprpc.ServeOn(ln, srv, httprpc.ServerConfig{}, nil)
-	t.Cleanup(func() {
-		n.CloseIdle()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = l.Shutdown(ctx)
-	})
-}
-
 // running starts p.Run and returns a function that waits for its end; Run
 // is stopped when the test ends in any case.
 func running(t *testing.T, p *player.Player) func() error {
@@ -410,9 +385,7 @@ func recv[T any](t *testing.T, ch <-chan T) T {
 func TestRunRetriesWhileManagerUnreachable(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		gone := n.ListenStoppable(t, "league_manager", transport.NewMux(nil))
-		mgr := gone.Endpoint()
-		is.NoErr(gone.Close()) // nobody answers there now
+		mgr, serveMgr := n.Late(t, "league_manager") // nobody answers there yet
 
 		w := &watchCaller{Caller: n.Client(time.Second), calls: make(chan error), resume: make(chan struct{})}
 		p := player.New(opts("even", func(o *player.Options) { o.ManagerEndpoint = mgr }), w, nil)
@@ -425,7 +398,7 @@ func TestRunRetriesWhileManagerUnreachable(t *testing.T) {
 			is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable) // unreachable: E016
 			is.True(transport.IsRetryable(err))
 			if i == 2 {
-				relisten(t, n, mgr, m.mux()) // the manager comes up
+				serveMgr(m.mux()) // the manager comes up
 			}
 			w.resume <- struct{}{}
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,7 +14,6 @@ import (
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/referee"
 	"github.com/leaguectl/leaguectl/transport"
-	"github.com/leaguectl/leaguectl/transport/httprpc"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
@@ -456,48 +454,4 @@ func rpcError(t *testing.T, err error) *protocol.RPCError {
 		t.Fatalf("want a JSON-RPC error, got %v", err)
 	}
 	return e.RPC
-}
-
-// lateEndpoint is an endpoint where nothing listens yet, and the function
-// that starts serving srv there.
-func lateEndpoint(t *testing.T, n *transporttest.Net, name string) (string, func(srv transport.MessageServer)) {
-	t.Helper()
-	var mu sync.Mutex
-	var listener transport.Listener
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if listener != nil {
-			n.CloseIdle()
-			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-			defer cancel()
-			_ = listener.Shutdown(ctx)
-		}
-	})
-	keep := func(l transport.Listener, err error) {
-		if err != nil {
-			t.Errorf("listen %s: %v", name, err)
-			return
-		}
-		mu.Lock()
-		listener = l
-		mu.Unlock()
-	}
-	if n.Name == "mem" {
-		return "mem://" + name, func(srv transport.MessageServer) { keep(n.Listen(name, srv)) }
-	}
-	// A free loopback port, released at once: connections to it are refused
-	// until the server binds it again.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return httprpc.EndpointFor(ln.Addr()), func(srv transport.MessageServer) {
-		l, err := httprpc.Serve(addr, srv, httprpc.ServerConfig{}, nil)
-		keep(l, err)
-	}
 }

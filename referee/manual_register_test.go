@@ -41,7 +41,7 @@ func (h *harness) manualRegister(params any) (map[string]any, error) {
 func TestManualRegister(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		nowhere, _ := lateEndpoint(t, n, "manager-nowhere") // never served
+		nowhere, _ := n.Late(t, "manager-nowhere") // never served
 		h := newHarness(t, n, baseOptions(), nil, nowhere)
 		h.start()
 		h.logs.wait(t, "registration failed, retrying") // Run is running, and retrying the unreachable manager
@@ -135,7 +135,7 @@ func TestManualRegisterRefusals(t *testing.T) {
 		}
 		t.Run("unreachable", func(t *testing.T) {
 			is := is.New(t)
-			nowhere, _ := lateEndpoint(t, n, "manager-nowhere")
+			nowhere, _ := n.Late(t, "manager-nowhere")
 			_, err := h.manualRegister(map[string]any{"manager_endpoint": nowhere})
 			is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable) // E016
 			var status map[string]any

@@ -649,7 +649,7 @@ func TestRestartedPlayerCalledAgain(t *testing.T) {
 		h := newHarness(t, n, baseOptions(), newFakeManager(), "")
 		pa := h.serve(newFakePlayer("P01", protocol.Even))
 		pb := newFakePlayer("P02", protocol.Odd)
-		ep, serveB := lateEndpoint(t, n, "player-P02") // down until served
+		ep, serveB := n.Late(t, "player-P02") // down until served
 		pb.ep = ep
 		t.Cleanup(func() { close(pb.stop) })
 		h.startRegistered()

@@ -119,7 +119,7 @@ func TestRunGivesUpOnNonRetryableError(t *testing.T) {
 func TestRunRetriesUntilManagerIsReachable(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		ep, listen := lateEndpoint(t, n, "late-manager")
+		ep, listen := n.Late(t, "late-manager")
 		mgr := newFakeManager()
 		h := newHarness(t, n, baseOptions(), nil, ep)
 		h.mgr = mgr
@@ -485,7 +485,7 @@ func TestSignedFromRegistration(t *testing.T) {
 func TestLeagueCompletedBeforeRegistration(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		ep, listen := lateEndpoint(t, n, "late-manager")
+		ep, listen := n.Late(t, "late-manager")
 		mgr := newFakeManager()
 		h := newHarness(t, n, baseOptions(), nil, ep)
 		h.mgr = mgr

@@ -19,3 +19,17 @@ func DeadEndpoint(t testing.TB) string {
 	defer ln.Close()
 	return "http://" + ln.Addr().String() + "/mcp"
 }
+
+// lateListener is a free loopback port, released at once, and a function
+// that listens on it again (here another test's server may take it
+// meanwhile; on Unix the port is held).
+func lateListener(t testing.TB) (endpoint string, listen func() (net.Listener, error)) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return "http://" + addr + "/mcp", func() (net.Listener, error) { return net.Listen("tcp", addr) }
+}

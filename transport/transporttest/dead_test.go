@@ -7,9 +7,11 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
+	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
@@ -30,4 +32,33 @@ func TestDeadEndpoint(t *testing.T) {
 		ln.Close()
 	}
 	is.True(err != nil) // the port is held
+}
+
+// TestLate: a late endpoint is down until served, as an agent that is not
+// up yet (E016 through a Client), then answers at the same endpoint; on
+// Unix its port cannot be taken by another listener in between.
+func TestLate(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ep, serve := n.Late(t, "late")
+		c := n.Client(time.Second)
+		say := map[string]string{"say": "hi"}
+		err := c.Call(t.Context(), ep, "echo", say, nil)
+		is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable) // down: E016
+		if n.Name == "http" && runtime.GOOS != "windows" && runtime.GOOS != "plan9" {
+			u, err := url.Parse(ep)
+			is.NoErr(err)
+			ln, err := net.Listen("tcp", u.Host)
+			if err == nil {
+				ln.Close()
+			}
+			is.True(err != nil) // the port is held
+		}
+		serve(transporttest.EchoMux())
+		var got struct {
+			Said string `json:"said"`
+		}
+		is.NoErr(c.Call(t.Context(), ep, "echo", say, &got)) // up, where it was
+		is.Equal(got.Said, "hi")
+	})
 }

@@ -4,6 +4,8 @@ package transporttest
 
 import (
 	"fmt"
+	"net"
+	"os"
 	"syscall"
 	"testing"
 )
@@ -15,6 +17,15 @@ import (
 // share it. (A port found free and closed again may be taken meanwhile by
 // another test's server, which then answers in its place.)
 func DeadEndpoint(t testing.TB) string {
+	t.Helper()
+	_, endpoint := boundSocket(t)
+	return endpoint
+}
+
+// boundSocket is a TCP socket bound to a free loopback port that does not
+// listen (connections to it are refused), closed when the test ends, and
+// its endpoint.
+func boundSocket(t testing.TB) (fd int, endpoint string) {
 	t.Helper()
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
@@ -29,5 +40,27 @@ func DeadEndpoint(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", sa.(*syscall.SockaddrInet4).Port)
+	return fd, fmt.Sprintf("http://127.0.0.1:%d/mcp", sa.(*syscall.SockaddrInet4).Port)
+}
+
+// lateListener is a port held now, refusing connections, and a function
+// that makes it listen: the port is never free in between.
+func lateListener(t testing.TB) (endpoint string, listen func() (net.Listener, error)) {
+	t.Helper()
+	fd, endpoint := boundSocket(t)
+	return endpoint, func() (net.Listener, error) {
+		if err := syscall.Listen(fd, syscall.SOMAXCONN); err != nil {
+			return nil, os.NewSyscallError("listen", err)
+		}
+		// fd stays the test's, closed at its end; the listener has its own
+		// descriptor of the socket (FileListener dups f's, f closes this one).
+		dup, err := syscall.Dup(fd)
+		if err != nil {
+			return nil, os.NewSyscallError("dup", err)
+		}
+		syscall.CloseOnExec(dup)
+		f := os.NewFile(uintptr(dup), "late listener")
+		defer f.Close()
+		return net.FileListener(f)
+	}
 }

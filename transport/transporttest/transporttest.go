@@ -5,6 +5,7 @@ package transporttest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,4 +194,49 @@ func EchoMux() *transport.Mux {
 		return map[string]string{"said": p.Say}, nil
 	})
 	return m
+}
+
+// Late is an endpoint where nothing is served yet, calls to it failing as
+// to an agent that is down (refused on HTTP, unknown on the bus), and the
+// function that starts serving srv there, once; the listener is shut down
+// when the test ends. On Unix the HTTP port is held from the start, so no
+// other server can take it in between.
+func (n *Net) Late(t testing.TB, name string) (endpoint string, serve func(srv transport.MessageServer)) {
+	t.Helper()
+	var mu sync.Mutex
+	var l transport.Listener
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if l == nil {
+			return
+		}
+		n.closeIdle()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := l.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown %s: %v", name, err)
+		}
+	})
+	keep := func(got transport.Listener, err error) {
+		if err != nil {
+			t.Errorf("listen %s: %v", name, err)
+			return
+		}
+		mu.Lock()
+		l = got
+		mu.Unlock()
+	}
+	if n.Name != "http" {
+		return "mem://" + name, func(srv transport.MessageServer) { keep(n.Listen(name, srv)) }
+	}
+	endpoint, listen := lateListener(t)
+	return endpoint, func(srv transport.MessageServer) {
+		ln, err := listen()
+		if err != nil {
+			keep(nil, err)
+			return
+		}
+		keep(httprpc.ServeOn(ln, srv, httprpc.ServerConfig{}, nil), nil)
+	}
 }
