@@ -27,14 +27,14 @@ func at(ns int64) time.Time {
 	return time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC).Add(time.Duration(ns))
 }
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
 // open opens a store at path and closes it when the test ends.
-func open(t *testing.T, path string) *sqlite.Store {
+func open(t testing.TB, path string) *sqlite.Store {
 	t.Helper()
 	s, err := sqlite.Open(testCtx(t), path)
 	if err != nil {
@@ -56,7 +56,7 @@ func openUnlocked(t *testing.T, path string) *sqlite.Store {
 	return s
 }
 
-func dbPath(t *testing.T) string { return filepath.Join(t.TempDir(), "league.db") }
+func dbPath(t testing.TB) string { return filepath.Join(t.TempDir(), "league.db") }
 
 var testLeague = league.LeagueRecord{LeagueID: "league_2025_even_odd", Seed: math.MaxUint64,
 	Scoring: league.Scoring{Win: 5, Draw: 2, Loss: -1}, CreatedAt: at(0)}
@@ -83,7 +83,7 @@ func win(p league.Pairing, referee string, reported time.Time) league.ResultReco
 }
 
 // started opens a store holding testLeague with a schedule.
-func started(t *testing.T, path string, rounds [][]league.Pairing) *sqlite.Store {
+func started(t testing.TB, path string, rounds [][]league.Pairing) *sqlite.Store {
 	t.Helper()
 	is := is.New(t)
 	s := open(t, path)
