@@ -399,21 +399,17 @@ func status(t *testing.T, endpoint string) map[string]any {
 	return h
 }
 
-// TestManagerCrashResumes: a manager on a database is SIGKILLed in the
-// middle of a league and restarted on the same file and port; the agents
-// keep their tokens, matches in flight are handed out again, late reports
-// are duplicates, and the league ends with the standings simulate gives,
-// every match counted once.
-func TestManagerCrashResumes(t *testing.T) {
+// leagueUnderWay starts a manager on the database db, a referee (REF01)
+// and six slow players, and returns once four matches are done and every
+// player has taken a broadcast signed with its token.
+func leagueUnderWay(t *testing.T, db string) (mgr, ref *server, players []*server) {
+	t.Helper()
 	is := is.New(t)
 	t.Setenv("LEAGUECTL_RETRY_INITIAL_DELAY", "20ms")
 	t.Setenv("LEAGUECTL_RETRY_MAX_DELAY", "100ms")
-	db := filepath.Join(t.TempDir(), "league.db")
-	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--db", db, "--seed", "5", "--min-players", "6")
-	port := portOf(mgr.endpoint)
-	startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", "REF01", "--seed", "5",
+	mgr = startServer(t, "manager", "serve-manager", "--port", "0", "--db", db, "--seed", "5", "--min-players", "6")
+	ref = startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", "REF01", "--seed", "5",
 		"--max-concurrent-matches", "2")
-	var players []*server
 	for i := 1; i <= 6; i++ {
 		id := fmt.Sprintf("P%02d", i)
 		// Slow players (well within the timeouts) stretch the league so
@@ -438,6 +434,19 @@ func TestManagerCrashResumes(t *testing.T) {
 	for _, p := range players {
 		is.Equal(forgeLeagueCompleted(t, p.endpoint), protocol.ErrAuthenticationFailed) // p.name
 	}
+	return mgr, ref, players
+}
+
+// TestManagerCrashResumes: a manager on a database is SIGKILLed in the
+// middle of a league and restarted on the same file and port; the agents
+// keep their tokens, matches in flight are handed out again, late reports
+// are duplicates, and the league ends with the standings simulate gives,
+// every match counted once.
+func TestManagerCrashResumes(t *testing.T) {
+	is := is.New(t)
+	db := filepath.Join(t.TempDir(), "league.db")
+	mgr, _, players := leagueUnderWay(t, db)
+	port := portOf(mgr.endpoint)
 	mgr.kill(t)
 	fi, err := os.Stat(db + ".key")
 	is.NoErr(err)
@@ -482,6 +491,40 @@ func TestManagerCrashResumes(t *testing.T) {
 		is.Equal(status(t, p.endpoint)["state"], "LEAGUE_COMPLETED") // p.name
 	}
 	is.True(!strings.Contains(again.stderr.String(), "tokens not known")) // every one of them
+}
+
+// TestManagerMovedResumes: a manager SIGKILLed in the middle of a league
+// and restarted on its database at another port (as on another machine)
+// gets the referee's reports all the same: the referee, registered with the
+// old endpoint, follows the league_manager_endpoint of the restarted
+// manager's signed START_MATCH once the old one refuses. The league ends
+// as simulate's does, every match counted once. Before, the referee kept
+// reporting to the old endpoint, and the league stalled.
+func TestManagerMovedResumes(t *testing.T) {
+	is := is.New(t)
+	db := filepath.Join(t.TempDir(), "league.db")
+	mgr, ref, players := leagueUnderWay(t, db)
+	mgr.kill(t)
+	var moved *server
+	for moved == nil || moved.endpoint == mgr.endpoint { // a free port that is another
+		if moved != nil {
+			moved.kill(t)
+		}
+		moved = startServer(t, "manager (moved)", "serve-manager", "--port", "0", "--db", db, "--seed", "5")
+	}
+	out, errs, code := runCLI(t, "start", "--manager", moved.endpoint, "--wait", "--output", "json")
+	if code != 0 {
+		t.Fatalf("start --wait: %s\n%s\n%s", errs, moved.stderr, ref.stderr)
+	}
+	got := decode(t, out)
+	sim, _, code := runCLI(t, "simulate", "--players", "6", "--seed", "5", "--output", "json")
+	is.Equal(code, 0)
+	is.Equal(got.FinalStandings, decode(t, sim).FinalStandings) // the league the move never touched
+	is.Equal(got.TotalMatches, 15)
+	is.True(strings.Contains(ref.stderr.String(), "the manager moved")) // the referee followed
+	for _, p := range players {
+		is.Equal(status(t, p.endpoint)["state"], "LEAGUE_COMPLETED") // p.name
+	}
 }
 
 // TestAgentsRestartMidLeague: a referee and a player SIGKILLed in the

@@ -453,10 +453,20 @@ func (r *Referee) report(life *lifetime, m *match) {
 	retry := r.opts.Retry.Forever()
 	retry.MaxElapsed = 0
 	err := retry.Do(ctx, func(context.Context) error {
-		ctx := life.call.Get() // a call timeout from now, within the referee's life
 		var ack protocol.MatchResultReportAck
-		return r.caller.Call(ctx, r.managerEndpoint(), protocol.MethodReportMatchResult, rep, &ack)
-	}, nil)
+		to := r.managerEndpoint()
+		err := r.caller.Call(life.call.Get(), to, protocol.MethodReportMatchResult, rep, &ack) // a call timeout from now
+		if moved := r.movedManager(to, err); moved != "" {
+			if r.caller.Call(life.call.Get(), moved, protocol.MethodReportMatchResult, rep, &ack) == nil {
+				r.adoptManager(to, moved)
+				return nil
+			}
+		}
+		return err
+	}, func(err error, next time.Duration) {
+		r.log.LogAttrs(ctx, slog.LevelInfo, "result report failed, retrying", slog.String("match_id", m.id),
+			slog.String("error", err.Error()), slog.Duration("next", next))
+	})
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
@@ -469,6 +479,42 @@ func (r *Referee) report(life *lifetime, m *match) {
 		r.log.LogAttrs(ctx, slog.LevelError, "result not reported", slog.String("match_id", m.id), slog.String("error", err.Error()))
 	}
 	r.finish(m)
+}
+
+// movedManager is where else to report after a report to the manager at
+// to failed with err: the endpoint the manager's signed START_MATCH last
+// named, when it is another and to did not answer at all (down, hung, or
+// its host gone). A manager restarted on its store at another address,
+// or on another machine, so gets the reports of the referees that
+// registered with it before; a manager that answers, even with a refusal,
+// is never left. "" when there is nowhere else.
+func (r *Referee) movedManager(to string, err error) string {
+	e, ok := errors.AsType[*transport.Error](err)
+	if !ok || (e.Kind != transport.KindUnreachable && e.Kind != transport.KindTimeout &&
+		e.Kind != transport.KindOpen && e.Kind != transport.KindBadEndpoint) {
+		return ""
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.announced == to {
+		return ""
+	}
+	return r.announced
+}
+
+// adoptManager makes moved, which took a report when the manager at was
+// did not answer, the referee's manager.
+func (r *Referee) adoptManager(was, moved string) {
+	r.mu.Lock()
+	changed := r.manager == was
+	if changed {
+		r.manager = moved
+	}
+	r.mu.Unlock()
+	if changed {
+		r.log.LogAttrs(context.Background(), slog.LevelWarn, "the manager moved: reports go to the endpoint its START_MATCH names",
+			slog.String("was", was), slog.String("now", moved))
+	}
 }
 
 // finish marks m done and forgets the oldest finished match beyond

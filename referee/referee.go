@@ -120,6 +120,10 @@ type Referee struct {
 	// manager is the endpoint of the manager the referee registered with
 	// last (before that, the one of its options): reports go there.
 	manager string
+	// announced is the league_manager_endpoint of the last START_MATCH
+	// signed with the referee's token: where the manager says it is. A
+	// report goes there when manager does not answer (reportTo).
+	announced string
 	// manualRegs counts the registrations manual_register made.
 	manualRegs int
 	state      string
@@ -546,6 +550,9 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 	if life == nil || life.ctx.Err() != nil {
 		r.mu.Unlock()
 		return nil, protocol.Errorf(protocol.ErrServiceUnavailable, "referee is not running")
+	}
+	if signed && sm.LeagueManagerEndpoint != "" {
+		r.announced = sm.LeagueManagerEndpoint
 	}
 	m, known := r.matches[sm.MatchID]
 	switch {

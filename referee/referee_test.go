@@ -3,6 +3,7 @@ package referee_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -710,5 +711,47 @@ func TestLeagueError(t *testing.T) {
 		is.Equal(ack.MessageType, protocol.TypeLeagueError)
 		is.Equal(ack.ConversationID, "conv-error-001")
 		h.logs.wait(t, "league error from the manager")
+	})
+}
+
+// TestReportFollowsAMovedManager: the manager restarted at another endpoint
+// (its old one refuses connections) gets the reports, because its signed
+// START_MATCH names where it is now; from then on they go there at once.
+// An unsigned START_MATCH naming another endpoint is not followed.
+func TestReportFollowsAMovedManager(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		old := newFakeManager()
+		oldL := n.ListenStoppable(t, "manager-old", old.mux)
+		h := newHarness(t, n, baseOptions(), nil, oldL.Endpoint())
+		h.mgr = old
+		moved, stranger := newFakeManager(), newFakeManager()
+		movedEP, strangerEP := n.Serve(t, "manager-moved", moved.mux), n.Serve(t, "manager-stranger", stranger.mux)
+		p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+		h.startRegistered()
+		is.NoErr(oldL.Close()) // the manager is gone from where the referee registered
+
+		// Unsigned (accepted: the manager has signed nothing yet), naming
+		// another endpoint: anyone could have sent it.
+		sm := h.startMatchMsg("R1M1", p1, p2)
+		sm.AuthToken, sm.LeagueManagerEndpoint = "", strangerEP
+		_, err := h.send(sm)
+		is.NoErr(err)
+		h.logs.wait(t, "result report failed, retrying") // tried the old manager, and nowhere else
+		is.Equal(stranger.nReport.Load(), int32(0))
+
+		sm = h.startMatchMsg("R1M2", p1, p2)
+		sm.LeagueManagerEndpoint = movedEP // signed with the referee's token
+		_, err = h.send(sm)
+		is.NoErr(err)
+		got := []string{recv(t, moved.reports, "report").MatchID, recv(t, moved.reports, "report").MatchID}
+		slices.Sort(got)
+		is.Equal(got, []string{"R1M1", "R1M2"}) // both, the one waiting too
+		h.logs.wait(t, "the manager moved: reports go to the endpoint its START_MATCH names")
+
+		h.startMatch("R1M3", p1, p2) // names the old endpoint again: it does not answer
+		is.Equal(recv(t, moved.reports, "report").MatchID, "R1M3")
+		is.Equal(old.nReport.Load(), int32(0))
+		is.Equal(stranger.nReport.Load(), int32(0))
 	})
 }
