@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -48,30 +49,42 @@ type exchange struct {
 // does not know the method by its name is asked again the other ways a
 // league's Client tries (by message type, through MCP tools/call), each
 // with timeout, so that the check grades what the agent does in a league.
-// The exchange returned is the first that was not refused as unknown, its
-// detour saying how it was reached; when every way was, the first.
+// The exchange returned is the first answered and not refused as unknown,
+// its detour saying how it was reached; when there is none, the first,
+// its detour saying what the other ways got. Only the exchanges returned
+// are kept for rpcCheck: what an agent answers to a way the spec does not
+// name is its own business.
 func (c *checker) call(ctx context.Context, method string, params any, timeout time.Duration) *exchange {
 	p, err := transport.EncodeParams(params)
 	if err != nil {
 		return &exchange{err: err}
 	}
 	var first *exchange
+	var tried []string
 	for i, w := range transport.Ways(method, p) {
 		wire, wp, err := w.Request(method, p)
 		if err != nil {
 			return &exchange{err: err}
 		}
-		x := c.callAs(ctx, wire, wp, timeout)
+		x := c.exchange(ctx, wire, wp, timeout, i == 0)
 		if i == 0 {
 			first = x
-		} else {
-			x.detour = "answered only as " + w.Describe(method) + ", not as " + method + " (-32601)"
+			if x.err != nil || !w.Unknown(method, x.resp.Error) {
+				return x
+			}
+			continue
 		}
-		if x.err != nil || !w.Unknown(method, x.resp.Error) {
+		if x.err == nil && !w.Unknown(method, x.resp.Error) {
+			x.detour = "answered only as " + w.Describe(method) + ", not as " + method + " (-32601)"
+			c.keepAnswer(x)
 			return x
 		}
+		tried = append(tried, w.Describe(method)+": "+x.describe())
 	}
-	return first // no way known to it: its answer to the method's name
+	if len(tried) > 0 {
+		first.detour = "asked too as " + strings.Join(tried, "; as ")
+	}
+	return first
 }
 
 // callDirect sends method with params to the target, with timeout, by the
@@ -81,18 +94,31 @@ func (c *checker) callDirect(ctx context.Context, method string, params any, tim
 	if err != nil {
 		return &exchange{err: err}
 	}
-	return c.callAs(ctx, method, p, timeout)
+	return c.exchange(ctx, method, p, timeout, true)
 }
 
-func (c *checker) callAs(ctx context.Context, method string, p []byte, timeout time.Duration) *exchange {
+// exchange sends a request of method with params p, kept for rpcCheck when
+// keep is set.
+func (c *checker) exchange(ctx context.Context, method string, p []byte, timeout time.Duration, keep bool) *exchange {
 	id := strconv.AppendUint(nil, c.ids.Add(1), 10)
-	return c.send(ctx, method, protocol.AppendRequest(nil, id, method, p), id, timeout)
+	x := c.roundTrip(ctx, method, protocol.AppendRequest(nil, id, method, p), id, timeout)
+	if keep {
+		c.keepAnswer(x)
+	}
+	return x
 }
 
 // send sends a body exactly as given, named what in the report; wantID is
 // the id its answer must carry: the request's, or null for a request that
-// cannot be read. Every answer is kept for rpcCheck.
+// cannot be read. Its answer is kept for rpcCheck.
 func (c *checker) send(ctx context.Context, what string, body, wantID []byte, timeout time.Duration) *exchange {
+	x := c.roundTrip(ctx, what, body, wantID, timeout)
+	c.keepAnswer(x)
+	return x
+}
+
+// roundTrip is send without keeping the answer.
+func (c *checker) roundTrip(ctx context.Context, what string, body, wantID []byte, timeout time.Duration) *exchange {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	x := &exchange{what: what, sent: body}
@@ -111,10 +137,14 @@ func (c *checker) send(ctx context.Context, what string, body, wantID []byte, ti
 		x.resp, x.err = protocol.DecodeResponse(got)
 		x.framing = checkFraming(got, wantID)
 	}
+	return x
+}
+
+// keepAnswer keeps x for rpcCheck.
+func (c *checker) keepAnswer(x *exchange) {
 	c.xmu.Lock()
 	c.exchanges = append(c.exchanges, x)
 	c.xmu.Unlock()
-	return x
 }
 
 // ok reports whether a result came.

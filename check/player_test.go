@@ -674,3 +674,40 @@ func TestToolsCallOnlyPlayer(t *testing.T) {
 		is.True(strings.Contains(c.Got, `"E011"`))
 	})
 }
+
+// noParity serves a player that knows no way of being asked for its
+// parity: -32601 by either name, and an answer that is no JSON-RPC
+// response to any tools/call.
+type noParity struct{ next transport.MessageServer }
+
+func (s noParity) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
+	items, _ := protocol.DecodeRequests(body)
+	if len(items) == 1 && items[0].Err == nil {
+		switch items[0].Method {
+		case protocol.MethodChooseParity, string(protocol.TypeChooseParityCall):
+			return protocol.AppendError(nil, items[0].ID, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found"))
+		case protocol.MethodToolsCall:
+			return []byte("oops")
+		}
+	}
+	return s.next.ServeMessage(ctx, body, peer)
+}
+
+// TestNoWayKnownFails: a player that answers no way of asking for its
+// parity fails the parity check on its answer to the method's name, with
+// what the other ways got beside it; its answers to the ways the spec does
+// not name are not held against its JSON-RPC envelope.
+func TestNoWayKnownFails(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		p := player.New(player.Options{RequestedID: "P01", Seed: 7}, n.Client(time.Second), nil)
+		r := checkPlayer(t, n, n.Serve(t, "player", noParity{p.Handler()}))
+		_, failed := names(r)
+		is.Equal(failed, []string{"parity choice", "two matches at once"}) // and not the JSON-RPC envelope
+		c, _ := r.Find("parity choice")
+		is.Equal(c.Detail, `not answered with a result: JSON-RPC error -32601 (Method not found); asked too as `+
+			`CHOOSE_PARITY_CALL as the method: JSON-RPC error -32601 (Method not found); as tools/call "choose_parity": `+
+			`response is not a JSON-RPC object`)
+		is.True(strings.Contains(c.Sent, `"method":"choose_parity"`)) // the request shown is the spec's
+	})
+}

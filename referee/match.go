@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -457,10 +460,14 @@ func (r *Referee) report(life *lifetime, m *match) {
 		to := r.managerEndpoint()
 		err := r.caller.Call(life.call.Get(), to, protocol.MethodReportMatchResult, rep, &ack) // a call timeout from now
 		if moved := r.movedManager(to, err); moved != "" {
-			if r.caller.Call(life.call.Get(), moved, protocol.MethodReportMatchResult, rep, &ack) == nil {
+			ack = protocol.MatchResultReportAck{}
+			merr := r.caller.Call(life.call.Get(), moved, protocol.MethodReportMatchResult, rep, &ack)
+			if merr == nil && ack.Status != protocol.StatusRejected && (ack.MatchID == "" || ack.MatchID == m.id) {
 				r.adoptManager(to, moved)
 				return nil
 			}
+			r.log.LogAttrs(ctx, slog.LevelInfo, "result report to the endpoint START_MATCH names failed too", slog.String("match_id", m.id),
+				slog.String("endpoint", moved), slog.Any("error", merr), slog.String("status", ack.Status))
 		}
 		return err
 	}, func(err error, next time.Duration) {
@@ -482,12 +489,15 @@ func (r *Referee) report(life *lifetime, m *match) {
 }
 
 // movedManager is where else to report after a report to the manager at
-// to failed with err: the endpoint the manager's signed START_MATCH last
-// named, when it is another and to did not answer at all (down, hung, or
-// its host gone). A manager restarted on its store at another address,
-// or on another machine, so gets the reports of the referees that
-// registered with it before; a manager that answers, even with a refusal,
-// is never left. "" when there is nowhere else.
+// to failed with err: the endpoint that the START_MATCH last signed with
+// the token of the referee's present registration named, when it is
+// another and to did not answer at all (down, hung, or its host gone). A
+// manager restarted on its store at another address, or on another
+// machine, so gets the reports of the referees that registered with it
+// before; a manager that answers, even with a refusal, is never left. A
+// loopback endpoint is taken only from a manager on loopback: said by a
+// manager on another host, it names a server on the referee's own, which
+// must not be sent the token. "" when there is nowhere else.
 func (r *Referee) movedManager(to string, err error) string {
 	e, ok := errors.AsType[*transport.Error](err)
 	if !ok || (e.Kind != transport.KindUnreachable && e.Kind != transport.KindTimeout &&
@@ -495,11 +505,26 @@ func (r *Referee) movedManager(to string, err error) string {
 		return ""
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.announced == to {
+	moved := r.announced
+	r.mu.Unlock()
+	if moved == to || (isLoopback(moved) && !isLoopback(to)) {
 		return ""
 	}
-	return r.announced
+	return moved
+}
+
+// isLoopback reports whether endpoint's host is a loopback address or
+// localhost (a mem:// endpoint is not: the bus has no hosts).
+func isLoopback(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	if h := strings.ToLower(u.Hostname()); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(u.Hostname())
+	return err == nil && ip.IsLoopback()
 }
 
 // adoptManager makes moved, which took a report when the manager at was

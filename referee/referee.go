@@ -365,6 +365,7 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 		r.manualRegs++
 	}
 	r.id, r.token, r.state, r.manager = resp.RefereeID, resp.AuthToken, StateRegistered, endpoint
+	r.announced = "" // what another manager said of itself is nothing to this one's token
 	// A manager that says it signs its messages (ours) is one from the
 	// start; any other is one once a message has carried the new token.
 	r.signed = resp.SignsMessages

@@ -755,3 +755,52 @@ func TestReportFollowsAMovedManager(t *testing.T) {
 		is.Equal(stranger.nReport.Load(), int32(0))
 	})
 }
+
+// TestReportStaysWithItsManager: the endpoint a signed START_MATCH named is
+// not where reports go while the manager the referee registered with
+// answers, even with a refusal; nor after manual_register has moved the
+// referee to another manager, which that endpoint's manager must not get
+// the new token of.
+func TestReportStaysWithItsManager(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		t.Run("refused", func(t *testing.T) {
+			is := is.New(t)
+			mgr := newFakeManager()
+			mgr.reportErr = func(int) error { return protocol.Errorf(protocol.ErrAuthTokenInvalid, "not yours") }
+			h := newHarness(t, n, baseOptions(), mgr, "")
+			other := newFakeManager()
+			otherEP := n.Serve(t, "manager-other", other.mux)
+			p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+			h.startRegistered()
+			sm := h.startMatchMsg("R1M1", p1, p2)
+			sm.LeagueManagerEndpoint = otherEP
+			_, err := h.send(sm)
+			is.NoErr(err)
+			h.logs.wait(t, "result not reported") // refused for good, by the manager that answers
+			is.Equal(h.report().MatchID, "R1M1")
+			is.Equal(other.nReport.Load(), int32(0))
+		})
+		t.Run("registered elsewhere since", func(t *testing.T) {
+			is := is.New(t)
+			first := newFakeManager()
+			h := newHarness(t, n, baseOptions(), first, "")
+			p1, p2 := h.serve(newFakePlayer("P01", "even")), h.serve(newFakePlayer("P02", "odd"))
+			h.startRegistered()
+			h.startMatch("R1M1", p1, p2) // signed, naming the first manager
+			is.Equal(h.report().MatchID, "R1M1")
+
+			second := managerWithToken(otherToken)
+			secondL := n.ListenStoppable(t, "manager-second", second.mux)
+			_, err := h.manualRegister(map[string]any{"manager_endpoint": secondL.Endpoint()})
+			is.NoErr(err)
+			is.NoErr(secondL.Close()) // the second manager is gone
+			h.token = otherToken
+			sm := h.startMatchMsg("R1M2", p1, p2)
+			sm.LeagueManagerEndpoint = "" // a manager that does not say where it is
+			_, err = h.send(sm)
+			is.NoErr(err)
+			h.logs.wait(t, "result report failed, retrying")
+			is.Equal(first.nReport.Load(), int32(1)) // R1M1 only: nothing with the second manager's token
+		})
+	})
+}

@@ -285,8 +285,7 @@ func (c *Client) callDialects(ctx context.Context, to *peer, method string, p js
 	first := d
 	for {
 		err = c.callAs(ctx, to, method, d, p, reply)
-		// A tools/call is already in the form every dialect takes.
-		if !notFoundIn(d, method, err) || p.Kind() != '{' || method == protocol.MethodToolsCall {
+		if !notFoundIn(d, method, err) || !reroutable(method, p) {
 			break
 		}
 		next, ok := nextDialect(d, method)

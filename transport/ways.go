@@ -18,7 +18,7 @@ type Way struct{ d dialect }
 // itself, have only the first.
 func Ways(method string, p jsontext.Value) []Way {
 	ways := []Way{{plainMethods}}
-	if p.Kind() != '{' || method == protocol.MethodToolsCall {
+	if !reroutable(method, p) {
 		return ways
 	}
 	for d := plainMethods; ; {
@@ -57,6 +57,13 @@ func (w Way) Describe(method string) string {
 // the next way is worth trying (-32601, or MCP's unknown-tool answers).
 func (w Way) Unknown(method string, e *protocol.RPCError) bool {
 	return e != nil && notFoundIn(w.d, method, &Error{Kind: KindRemote, RPC: e})
+}
+
+// reroutable reports whether method with params p can be called another
+// way: a tools/call is already in the form every dialect takes, and params
+// that are no object cannot be tool arguments.
+func reroutable(method string, p jsontext.Value) bool {
+	return p.Kind() == '{' && method != protocol.MethodToolsCall
 }
 
 // wireOf is the JSON-RPC method and params that call method with p in d.

@@ -5,6 +5,7 @@ package transporttest
 
 import (
 	"context"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -198,16 +199,19 @@ func EchoMux() *transport.Mux {
 
 // Late is an endpoint where nothing is served yet, calls to it failing as
 // to an agent that is down (refused on HTTP, unknown on the bus), and the
-// function that starts serving srv there, once; the listener is shut down
-// when the test ends. On Unix the HTTP port is held from the start, so no
-// other server can take it in between.
+// function that starts serving srv there (called again, it does nothing;
+// after the test, it panics); the listener is shut down when the test
+// ends. On Unix the HTTP port is held from the start, so no other server
+// can take it in between.
 func (n *Net) Late(t testing.TB, name string) (endpoint string, serve func(srv transport.MessageServer)) {
 	t.Helper()
 	var mu sync.Mutex
 	var l transport.Listener
+	ended := false
 	t.Cleanup(func() {
 		mu.Lock()
 		defer mu.Unlock()
+		ended = true
 		if l == nil {
 			return
 		}
@@ -218,25 +222,34 @@ func (n *Net) Late(t testing.TB, name string) (endpoint string, serve func(srv t
 			t.Errorf("shutdown %s: %v", name, err)
 		}
 	})
-	keep := func(got transport.Listener, err error) {
-		if err != nil {
-			t.Errorf("listen %s: %v", name, err)
-			return
+	var once sync.Once
+	listen := func(srv transport.MessageServer) (transport.Listener, error) { return n.Listen(name, srv) }
+	if n.Name == "http" {
+		var listenHTTP func() (net.Listener, error)
+		endpoint, listenHTTP = lateListener(t)
+		listen = func(srv transport.MessageServer) (transport.Listener, error) {
+			ln, err := listenHTTP()
+			if err != nil {
+				return nil, err
+			}
+			return httprpc.ServeOn(ln, srv, httprpc.ServerConfig{}, nil), nil
 		}
-		mu.Lock()
-		l = got
-		mu.Unlock()
+	} else {
+		endpoint = "mem://" + name
 	}
-	if n.Name != "http" {
-		return "mem://" + name, func(srv transport.MessageServer) { keep(n.Listen(name, srv)) }
-	}
-	endpoint, listen := lateListener(t)
 	return endpoint, func(srv transport.MessageServer) {
-		ln, err := listen()
-		if err != nil {
-			keep(nil, err)
-			return
-		}
-		keep(httprpc.ServeOn(ln, srv, httprpc.ServerConfig{}, nil), nil)
+		once.Do(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if ended {
+				panic("transporttest: Late's serve called after its test ended")
+			}
+			got, err := listen(srv)
+			if err != nil {
+				t.Errorf("listen %s: %v", name, err)
+				return
+			}
+			l = got
+		})
 	}
 }
