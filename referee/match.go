@@ -460,7 +460,6 @@ func (r *Referee) report(life *lifetime, m *match) {
 		to := r.managerEndpoint()
 		err := r.caller.Call(life.call.Get(), to, protocol.MethodReportMatchResult, rep, &ack) // a call timeout from now
 		if moved := r.movedManager(to, err); moved != "" {
-			ack = protocol.MatchResultReportAck{}
 			merr := r.caller.Call(life.call.Get(), moved, protocol.MethodReportMatchResult, rep, &ack)
 			if merr == nil && ack.Status != protocol.StatusRejected && (ack.MatchID == "" || ack.MatchID == m.id) {
 				r.adoptManager(to, moved)

@@ -122,7 +122,7 @@ type Referee struct {
 	manager string
 	// announced is the league_manager_endpoint of the last START_MATCH
 	// signed with the referee's token: where the manager says it is. A
-	// report goes there when manager does not answer (reportTo).
+	// report goes there when manager does not answer (movedManager).
 	announced string
 	// manualRegs counts the registrations manual_register made.
 	manualRegs int

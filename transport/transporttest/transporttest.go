@@ -81,17 +81,20 @@ func (n *Net) Serve(t testing.TB, name string, srv transport.MessageServer) stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		// Connections a client dialed but never used count as active for
-		// 5 s on an HTTP server, so the client's go first, as in a process.
-		n.closeIdle()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := l.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown %s: %v", name, err)
-		}
-	})
+	t.Cleanup(func() { n.shutdown(t, name, l) })
 	return l.Endpoint()
+}
+
+// shutdown shuts l, the listener of name, down at the end of a test.
+func (n *Net) shutdown(t testing.TB, name string, l transport.Listener) {
+	// Connections a client dialed but never used count as active for 5 s
+	// on an HTTP server, so the client's go first, as in a process.
+	n.closeIdle()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := l.Shutdown(ctx); err != nil {
+		t.Errorf("shutdown %s: %v", name, err)
+	}
 }
 
 // ListenStoppable is Serve for a test that stops the listener itself (a
@@ -212,14 +215,8 @@ func (n *Net) Late(t testing.TB, name string) (endpoint string, serve func(srv t
 		mu.Lock()
 		defer mu.Unlock()
 		ended = true
-		if l == nil {
-			return
-		}
-		n.closeIdle()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := l.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown %s: %v", name, err)
+		if l != nil {
+			n.shutdown(t, name, l)
 		}
 	})
 	var once sync.Once
