@@ -62,3 +62,41 @@ func TestLate(t *testing.T) {
 		is.Equal(got.Said, "hi")
 	})
 }
+
+// TestListenStoppableHoldsItsPort: a stopped listener's endpoint is down
+// (refused on HTTP: E016 through a Client) until the test ends, and where
+// SO_REUSEPORT holds it no other listener can take its port meanwhile.
+func TestListenStoppableHoldsItsPort(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		c := n.Client(time.Second)
+		say := map[string]string{"say": "hi"}
+
+		// Stopped before it served: no connection of its own (in
+		// TIME_WAIT) keeps a listener out, only the held port.
+		l := n.ListenStoppable(t, "never-served", transporttest.EchoMux())
+		is.NoErr(l.Close())
+		if u, err := url.Parse(l.Endpoint()); n.Name == "http" {
+			is.NoErr(err)
+			_, err = net.Dial("tcp", u.Host)
+			is.True(errors.Is(err, syscall.ECONNREFUSED)) // refused at once
+			switch runtime.GOOS {
+			case "linux", "darwin", "freebsd", "netbsd", "openbsd", "dragonfly":
+				ln, err := net.Listen("tcp", u.Host) // as any server of any test would
+				if err == nil {
+					ln.Close()
+				}
+				is.True(err != nil) // the port is held
+			}
+		}
+		err := c.Call(t.Context(), l.Endpoint(), "echo", say, nil)
+		is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable) // down: E016
+
+		// Stopped after it served (a crash mid-league).
+		l = n.ListenStoppable(t, "served", transporttest.EchoMux())
+		is.NoErr(c.Call(t.Context(), l.Endpoint(), "echo", say, nil)) // up
+		is.NoErr(l.Close())
+		err = c.Call(t.Context(), l.Endpoint(), "echo", say, nil)
+		is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable) // down
+	})
+}

@@ -98,12 +98,20 @@ func (n *Net) shutdown(t testing.TB, name string, l transport.Listener) {
 }
 
 // ListenStoppable is Serve for a test that stops the listener itself (a
-// crash); it is closed at the end of the test in any case.
+// crash); it is closed at the end of the test in any case. Once it is
+// closed, calls to its endpoint fail as to an agent that is down (refused
+// on HTTP, unknown on the bus) until the test ends: on HTTP its port is
+// held meanwhile (see heldListener), so no other server answers there.
 func (n *Net) ListenStoppable(t testing.TB, name string, srv transport.MessageServer) transport.Listener {
 	t.Helper()
-	l, err := n.Listen(name, srv)
-	if err != nil {
-		t.Fatal(err)
+	var l transport.Listener
+	if n.Name == "http" {
+		l = httprpc.ServeOn(heldListener(t), srv, httprpc.ServerConfig{}, nil)
+	} else {
+		var err error
+		if l, err = n.Listen(name, srv); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() { n.closeIdle(); _ = l.Close() })
 	return l
