@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !(linux || freebsd)
 
 package transporttest
 
@@ -9,7 +9,7 @@ import (
 
 // DeadEndpoint is an HTTP endpoint on loopback where nothing listens: a
 // port found free and closed again (here another test's server may take it
-// meanwhile; on Unix the port is held).
+// meanwhile; on Linux and FreeBSD the port is held).
 func DeadEndpoint(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -22,7 +22,7 @@ func DeadEndpoint(t testing.TB) string {
 
 // lateListener is a free loopback port, released at once, and a function
 // that listens on it again (here another test's server may take it
-// meanwhile; on Unix the port is held).
+// meanwhile; on Linux and FreeBSD the port is held).
 func lateListener(t testing.TB) (endpoint string, listen func() (net.Listener, error)) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

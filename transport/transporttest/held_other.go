@@ -1,4 +1,4 @@
-//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+//go:build !(linux || freebsd)
 
 package transporttest
 
@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// heldListener listens on a free loopback port. Here, unlike on Linux,
-// macOS and the BSDs, the port is released when the listener is closed,
-// and another test's server may take it meanwhile.
+// heldListener listens on a free loopback port. Here, unlike on Linux and
+// FreeBSD, the port is released when the listener is closed, and another
+// test's server may take it meanwhile.
 func heldListener(t testing.TB) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

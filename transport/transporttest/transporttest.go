@@ -212,8 +212,8 @@ func EchoMux() *transport.Mux {
 // to an agent that is down (refused on HTTP, unknown on the bus), and the
 // function that starts serving srv there (called again, it does nothing;
 // after the test, it panics); the listener is shut down when the test
-// ends. On Unix the HTTP port is held from the start, so no other server
-// can take it in between.
+// ends. On Linux and FreeBSD the HTTP port is held from the start, so no
+// other server can take it in between.
 func (n *Net) Late(t testing.TB, name string) (endpoint string, serve func(srv transport.MessageServer)) {
 	t.Helper()
 	var mu sync.Mutex

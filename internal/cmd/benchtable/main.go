@@ -34,6 +34,10 @@ func main() {
 	runs := flag.Int("runs", 3, "runs of each short measurement; the median is shown")
 	skip1000 := flag.Bool("skip-1000", false, "leave out the 1000-player league")
 	flag.Parse()
+	if *runs < 1 {
+		fmt.Fprintln(os.Stderr, "benchtable: -runs must be at least 1")
+		os.Exit(2)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if err := run(ctx, *bin, *runs, *skip1000, os.Stdout); err != nil {
@@ -52,33 +56,40 @@ type row struct {
 	scaledMet bool
 }
 
-// The fastest this machine has run issue 8's prototype (internal/refproto),
-// matches/s, over the tables of twenty sessions (README, "Performance"):
-// through channels 23,900, over HTTP 5,000. The issue measured its own
-// prototype at about 25,000 and 6,000; refproto, a rebuild from the
-// issue's words, never got there, so scaling to the issue's figures would
-// credit a league with a speed this machine has not been seen to have.
+// The fastest this machine has been seen to run issue 8's prototype
+// (internal/refproto), matches/s: the highest median of a table in the
+// README's history (git log -p README.md), the sixteenth to the
+// twenty-second sessions: through channels 23,529, over HTTP 4,668. The
+// issue measured its own prototype at about 25,000 and 6,000; refproto, a
+// rebuild from the issue's words, never got there, so scaling to the
+// issue's figures would credit a league with a speed this machine has not
+// been seen to have.
 const (
-	bestChannels = 23900
-	bestHTTP     = 5000
+	bestChannels = 23529
+	bestHTTP     = 4668
 )
 
-// atBest is rates[i] × base/ref[i], run by run, and their median: a run's
-// rate on a machine that ran the prototype at base rather than at ref[i],
-// what it ran at in that run's minutes. It assumes the league's rate moves
-// in proportion to the prototype's, which holds only roughly (the ratios
-// of one table differ by tens of percent).
-func atBest(rates, ref []float64, base float64) float64 {
-	s := make([]float64, len(rates))
-	for i := range rates {
-		s[i] = rates[i] * base / ref[i]
+// atBest is xs[i] × base/ref[i] for a rate, or xs[i] × ref[i]/base for a
+// time, run by run, and their median: a run's result on a machine that ran
+// the prototype at base rather than at ref[i], what it ran at in that
+// run's minutes. It assumes the league's speed moves in proportion to the
+// prototype's, which holds only roughly (the ratios of one table differ by
+// tens of percent).
+func atBest(xs, ref []float64, base float64, time bool) float64 {
+	s := make([]float64, len(xs))
+	for i := range xs {
+		if time {
+			s[i] = xs[i] * ref[i] / base
+		} else {
+			s[i] = xs[i] * base / ref[i]
+		}
 	}
 	return median(s)
 }
 
 // paired runs league and then the prototype, or the prototype and then
-// league on every other run, runs times: a drift of the machine's speed
-// within a pair then favours neither. It returns each run's league rate
+// league on every other run, runs times: a steady drift of the machine's
+// speed then favours neither (exactly so for an even number of runs). It returns each run's league rate
 // and wall time and the prototype's rate.
 func paired(runs int, league func() (rate, wall float64, err error), proto func() (float64, error)) (rates, walls, refs []float64, err error) {
 	for i := range runs {
@@ -134,15 +145,7 @@ func run(ctx context.Context, bin string, runs int, skip1000 bool, out io.Writer
 		return err
 	}
 	r, w := median(rates), median(walls)
-	// A wall time is scaled as a rate is, inverted: runs over seconds.
-	inv := func(xs []float64) []float64 {
-		out := make([]float64, len(xs))
-		for i, x := range xs {
-			out[i] = 1 / x
-		}
-		return out
-	}
-	sr, sw := atBest(rates, refChan, bestChannels), 1/atBest(inv(walls), refChan, bestChannels)
+	sr, sw := atBest(rates, refChan, bestChannels, false), atBest(walls, refChan, bestChannels, true)
 	rows = append(rows, row{"`simulate --players 200` (19,900 matches, in memory)", "≥ 20,000 matches/s, under 1 s wall",
 		fmt.Sprintf("%.0f matches/s, %.3f s wall (runs: %s matches/s, %s s; %s)", r, w, spread(rates, "%.0f"), spread(walls, "%.3f"),
 			ratio(rates, refChan)),
@@ -181,7 +184,7 @@ func run(ctx context.Context, bin string, runs int, skip1000 bool, out io.Writer
 	if err != nil {
 		return err
 	}
-	r, sr = median(rates), atBest(rates, refHTTP, bestHTTP)
+	r, sr = median(rates), atBest(rates, refHTTP, bestHTTP, false)
 	rows = append(rows, row{"`simulate --players 64 --transport http`", "≥ 4,000 matches/s",
 		fmt.Sprintf("%.0f matches/s (runs: %s; %s)", r, spread(rates, "%.0f"), ratio(rates, refHTTP)), r >= 4000,
 		fmt.Sprintf("%.0f matches/s", sr), sr >= 4000})
@@ -220,7 +223,7 @@ func run(ctx context.Context, bin string, runs int, skip1000 bool, out io.Writer
 		}
 		return "no"
 	}
-	fmt.Fprintf(out, "| what | target | this machine | met | at the prototype's best here (%s and %s matches/s) | met there |\n",
+	fmt.Fprintf(out, "| what | target | this machine | met | at the prototype's best seen here (%s and %s matches/s) | met there |\n",
 		thousands(bestChannels), thousands(bestHTTP))
 	fmt.Fprintln(out, "|---|---|---|---|---|---|")
 	for _, r := range rows {

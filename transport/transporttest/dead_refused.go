@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux || freebsd
 
 package transporttest
 
@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // DeadEndpoint is an HTTP endpoint on loopback where nothing listens, and
@@ -15,7 +17,9 @@ import (
 // Its port is held by a socket that is bound and never listens, without
 // SO_REUSEADDR, which a listener of this or another process would need to
 // share it. (A port found free and closed again may be taken meanwhile by
-// another test's server, which then answers in its place.)
+// another test's server, which then answers in its place.) Only on Linux
+// and FreeBSD, which refuse a connection to a port whose only socket does
+// not listen; macOS, OpenBSD and NetBSD drop it, and a call would time out.
 func DeadEndpoint(t testing.TB) string {
 	t.Helper()
 	_, endpoint := boundSocket(t)
@@ -27,11 +31,10 @@ func DeadEndpoint(t testing.TB) string {
 // its endpoint.
 func boundSocket(t testing.TB) (fd int, endpoint string) {
 	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	syscall.CloseOnExec(fd)
 	t.Cleanup(func() { _ = syscall.Close(fd) })
 	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		t.Fatal(err)
@@ -54,11 +57,10 @@ func lateListener(t testing.TB) (endpoint string, listen func() (net.Listener, e
 		}
 		// fd stays the test's, closed at its end; the listener has its own
 		// descriptor of the socket (FileListener dups f's, f closes this one).
-		dup, err := syscall.Dup(fd)
+		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
-			return nil, os.NewSyscallError("dup", err)
+			return nil, os.NewSyscallError("fcntl", err)
 		}
-		syscall.CloseOnExec(dup)
 		f := os.NewFile(uintptr(dup), "late listener")
 		defer f.Close()
 		return net.FileListener(f)
