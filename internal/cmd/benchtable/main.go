@@ -75,10 +75,10 @@ const (
 // run's minutes. It assumes the league's speed moves in proportion to the
 // prototype's, which holds only roughly (the ratios of one table differ by
 // tens of percent).
-func atBest(xs, ref []float64, base float64, time bool) float64 {
+func atBest(xs, ref []float64, base float64, isTime bool) float64 {
 	s := make([]float64, len(xs))
 	for i := range xs {
-		if time {
+		if isTime {
 			s[i] = xs[i] * ref[i] / base
 		} else {
 			s[i] = xs[i] * base / ref[i]
@@ -89,8 +89,8 @@ func atBest(xs, ref []float64, base float64, time bool) float64 {
 
 // paired runs league and then the prototype, or the prototype and then
 // league on every other run, runs times: a steady drift of the machine's
-// speed then favours neither (exactly so for an even number of runs). It returns each run's league rate
-// and wall time and the prototype's rate.
+// speed then favours neither (exactly so for an even number of runs). It
+// returns each run's league rate and wall time and the prototype's rate.
 func paired(runs int, league func() (rate, wall float64, err error), proto func() (float64, error)) (rates, walls, refs []float64, err error) {
 	for i := range runs {
 		var r, w, ref float64
