@@ -27,11 +27,7 @@ func TestDeadEndpoint(t *testing.T) {
 	}
 	_, err = net.Dial("tcp", u.Host)
 	is.True(errors.Is(err, syscall.ECONNREFUSED)) // refused at once
-	ln, err := net.Listen("tcp", u.Host)          // as any server of any test would
-	if err == nil {
-		ln.Close()
-	}
-	is.True(err != nil) // the port is held
+	is.True(!listens(u.Host))                     // the port is held
 }
 
 // TestLate: a late endpoint is down until served, as an agent that is not
@@ -49,11 +45,7 @@ func TestLate(t *testing.T) {
 		if n.Name == "http" && holdsPorts() {
 			u, err := url.Parse(ep)
 			is.NoErr(err)
-			ln, err := net.Listen("tcp", u.Host)
-			if err == nil {
-				ln.Close()
-			}
-			is.True(err != nil) // the port is held
+			is.True(!listens(u.Host)) // the port is held
 		}
 		serve(transporttest.EchoMux())
 		var got struct {
@@ -81,11 +73,7 @@ func TestListenStoppableHoldsItsPort(t *testing.T) {
 			is.NoErr(err)
 			_, err = net.Dial("tcp", u.Host)
 			is.True(errors.Is(err, syscall.ECONNREFUSED)) // refused at once
-			ln, err := net.Listen("tcp", u.Host)          // as any server of any test would
-			if err == nil {
-				ln.Close()
-			}
-			is.True(err != nil) // the port is held
+			is.True(!listens(u.Host))                     // the port is held
 		}
 		err := c.Call(t.Context(), l.Endpoint(), "echo", say, nil)
 		is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable) // down: E016
@@ -100,5 +88,15 @@ func TestListenStoppableHoldsItsPort(t *testing.T) {
 }
 
 // holdsPorts reports whether transporttest holds the ports of dead and
-// stopped endpoints on this system (dead_refused.go, held_refused.go).
+// stopped endpoints on this system (ports_refused.go).
 func holdsPorts() bool { return runtime.GOOS == "linux" || runtime.GOOS == "freebsd" }
+
+// listens reports whether a listener can be made on host, as any server of
+// any test would make one (and closes it).
+func listens(host string) bool {
+	ln, err := net.Listen("tcp", host)
+	if err == nil {
+		ln.Close()
+	}
+	return err == nil
+}
