@@ -60,17 +60,7 @@ func ledgerTime(s sql.NullString) string {
 
 // Ledger is one row per scheduled match, in schedule order.
 func (s *Store) Ledger(ctx context.Context) ([]LedgerRow, error) {
-	if s.version == 0 {
-		return nil, nil // an empty database: no league, no matches
-	}
-	out, err := s.ledger(ctx)
-	if err == nil && s.unchanged != nil {
-		err = s.unchanged()
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return read(ctx, s, s.ledger) // nil for an empty database: no league, no matches
 }
 
 func (s *Store) ledger(ctx context.Context) ([]LedgerRow, error) {

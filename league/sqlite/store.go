@@ -671,17 +671,25 @@ func (s *Store) SaveCompletion(ctx context.Context, at time.Time) error {
 
 // Load implements league.Store.
 func (s *Store) Load(ctx context.Context) (*league.Saved, error) {
+	return read(ctx, s, s.load) // nil for an empty database (read as it is by OpenExisting)
+}
+
+// read is what f reads of the database, or the zero T for an empty one;
+// for a store of a database opened as it is, an error if the database
+// changed while f read it (unchanged).
+func read[T any](ctx context.Context, s *Store, f func(context.Context) (T, error)) (T, error) {
+	var zero T
 	if s.version == 0 {
-		return nil, nil // an empty database (read as it is by OpenExisting)
+		return zero, nil
 	}
-	sv, err := s.load(ctx)
+	v, err := f(ctx)
 	if err == nil && s.unchanged != nil {
 		err = s.unchanged()
 	}
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	return sv, nil
+	return v, nil
 }
 
 func (s *Store) load(ctx context.Context) (*league.Saved, error) {
