@@ -15,10 +15,9 @@ import (
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
-// roundEndManager is a manager of n players and one referee of capacity
-// 10, halfway through its league: what a round's end works on.
-func roundEndManager(tb testing.TB, n int) *Manager {
-	tb.Helper()
+// registeredManager is a manager of n players and one referee of
+// capacity 10, registered and not started, and the players' ids.
+func registeredManager(n int) (*Manager, []string) {
 	m := New(Options{LeagueID: "bench"}, nil, slog.New(slog.DiscardHandler))
 	ids := make([]string, n)
 	for i := range ids {
@@ -32,6 +31,14 @@ func roundEndManager(tb testing.TB, n int) *Manager {
 	ref := &agent{id: "REF01", role: protocol.RoleReferee, endpoint: "http://127.0.0.1:9001/mcp", capacity: 10}
 	m.agents[ref.id] = ref
 	m.referees = append(m.referees, ref)
+	return m, ids
+}
+
+// roundEndManager is registeredManager's manager of n players halfway
+// through its league: what a round's end works on.
+func roundEndManager(tb testing.TB, n int) *Manager {
+	tb.Helper()
+	m, ids := registeredManager(n)
 	m.buildRoundsLocked(Schedule(ids))
 	rng := rand.New(rand.NewPCG(1, 2))
 	statuses := [][2]string{{win, loss}, {loss, win}, {draw, draw}}
@@ -70,6 +77,28 @@ func BenchmarkRoundEnd(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = m.inMatchOrder(r + 1)
+			}
+		})
+	}
+}
+
+// BenchmarkStart is the start of a league: its schedule made and its
+// matches set up, by one goroutine under the manager's lock while every
+// registered agent waits.
+func BenchmarkStart(b *testing.B) {
+	for _, n := range []int{200, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				b.StopTimer()
+				m, _ := registeredManager(n)
+				b.StartTimer()
+				m.mu.Lock()
+				err := m.startLocked(context.Background())
+				m.mu.Unlock()
+				if err != nil || m.total != n*(n-1)/2 {
+					b.Fatal(err, m.total)
+				}
 			}
 		})
 	}
