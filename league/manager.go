@@ -181,7 +181,9 @@ type Manager struct {
 	players   []*agent
 	referees  []*agent
 	rounds    [][]*match
-	matches   map[string]*match
+	// misplaced holds the matches that are not at the place their id
+	// names (none of a schedule of ours); see matchByID.
+	misplaced map[string]*match
 	table     *table
 	round     int // the round being played, 1-based; 0 before the start
 	// closedRound is the last round whose end was announced: a manager
@@ -245,7 +247,6 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 		agents:     map[string]*agent{},
 		sizes:      map[string]int{},
 		endpoints:  map[seat]string{},
-		matches:    map[string]*match{},
 		recording:  map[*match]chan struct{}{},
 		table:      newTable(opts.Scoring),
 		started:    make(chan struct{}),

@@ -474,7 +474,7 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 		return nil, err
 	}
 	m.mu.Lock()
-	mt := m.matches[rep.MatchID]
+	mt := m.matchByID(rep.MatchID)
 	for busy := m.recording[mt]; busy != nil; busy = m.recording[mt] {
 		// Another report of this match is being written: its outcome
 		// decides this one's.

