@@ -706,7 +706,9 @@ func (m *Manager) startLocked(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	m.buildRoundsLocked(schedule)
+	if err := m.buildRoundsLocked(schedule); err != nil {
+		return err
+	}
 	m.state, m.startedAt = StateRunning, now
 	close(m.started)
 	m.log.LogAttrs(context.Background(), slog.LevelInfo, "league started", slog.String("league_id", m.opts.LeagueID),

@@ -2,6 +2,7 @@ package league
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -15,7 +16,7 @@ func TestMatchByID(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			is := is.New(t)
 			m, ids := registeredManager(n)
-			m.buildRoundsLocked(Schedule(ids))
+			is.NoErr(m.buildRoundsLocked(Schedule(ids)))
 			is.Equal(m.misplaced, nil) // every match at its id's place
 			total := 0
 			for _, ms := range m.rounds {
@@ -46,7 +47,7 @@ func TestMatchByIDMisplaced(t *testing.T) {
 	rounds[2][1].MatchID = "match-7"                        // named otherwise
 	rounds[3][0].MatchID = "R1M3"                           // names a place another match holds
 	rounds[0][2].MatchID = "R1M9"
-	m.buildRoundsLocked(rounds)
+	is.NoErr(m.buildRoundsLocked(rounds))
 	is.Equal(len(m.misplaced), 5)
 	for _, ms := range m.rounds {
 		for _, mt := range ms {
@@ -57,19 +58,53 @@ func TestMatchByIDMisplaced(t *testing.T) {
 	is.True(m.matchByID("R4M1") == nil)            // renamed: its old name finds nothing
 }
 
+// TestMatchByIDDuplicate: a schedule that names two matches alike (a
+// store of another making could hold one) is refused, whichever places
+// the two hold, rather than one of them never being found.
+func TestMatchByIDDuplicate(t *testing.T) {
+	for name, rename := range map[string]func(rounds [][]Pairing){
+		"one at its place": func(rounds [][]Pairing) { rounds[2][1].MatchID = "R1M1" },
+		"neither":          func(rounds [][]Pairing) { rounds[2][1].MatchID, rounds[3][0].MatchID = "x", "x" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			is := is.New(t)
+			m, ids := registeredManager(6)
+			rounds := Schedule(ids)
+			rename(rounds)
+			err := m.buildRoundsLocked(rounds)
+			is.True(err != nil)
+			is.True(strings.Contains(err.Error(), "two matches"))
+		})
+	}
+}
+
 // FuzzMatchByID: whatever a report names, the match found, if any, is
-// the one of that id, and finding it does not panic.
+// the one of that id, a scheduled id is always found, and finding does
+// not panic.
 func FuzzMatchByID(f *testing.F) {
-	for _, id := range []string{"R1M1", "R3M2", "R0M0", "R01M1", "R+1M1", "R1M", "", "R9223372036854775807M1", "match-7"} {
+	for _, id := range []string{"R1M1", "R3M2", "R0M0", "R01M1", "R+1M1", "R1M", "", "R9223372036854775807M1", "match-7", "R3M1"} {
 		f.Add(id)
 	}
 	m, ids := registeredManager(8)
 	rounds := Schedule(ids)
 	rounds[2][1].MatchID = "match-7"
-	m.buildRoundsLocked(rounds)
+	rounds[2][0], rounds[2][2] = rounds[2][2], rounds[2][0]
+	if err := m.buildRoundsLocked(rounds); err != nil {
+		f.Fatal(err)
+	}
+	scheduled := map[string]bool{}
+	for _, round := range rounds {
+		for _, p := range round {
+			scheduled[p.MatchID] = true
+		}
+	}
 	f.Fuzz(func(t *testing.T, id string) {
-		if mt := m.matchByID(id); mt != nil && mt.MatchID != id {
+		mt := m.matchByID(id)
+		if mt != nil && mt.MatchID != id {
 			t.Fatalf("%q found %q", id, mt.MatchID)
+		}
+		if mt == nil && scheduled[id] {
+			t.Fatalf("%q, scheduled, not found", id)
 		}
 	})
 }

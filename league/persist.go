@@ -95,7 +95,9 @@ func (m *Manager) Restore(ctx context.Context) error {
 			slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)))
 		return nil
 	}
-	m.buildRoundsLocked(saved.Rounds)
+	if err := m.buildRoundsLocked(saved.Rounds); err != nil {
+		return err
+	}
 	for id, refs := range saved.Assignments {
 		if mt := m.matchByID(id); mt != nil {
 			for _, ref := range refs {
@@ -144,14 +146,16 @@ func (m *Manager) Restore(ctx context.Context) error {
 }
 
 // buildRoundsLocked sets up the matches of a schedule, a round's in one
-// allocation. The league waits for this, on one core, under the manager's
-// lock: at 1000 players (499,500 matches) it took 350 ms with a match
-// allocated and indexed by id in a map at a time (BenchmarkStart), and
-// the matches, alive for the whole league, are fewer objects for the
+// allocation, or refuses a schedule that names two matches alike. The
+// league waits for this, on one core, under the manager's lock: at 1000
+// players (499,500 matches) it took 350 ms when each match was allocated
+// on its own and indexed in a map, and takes 100 ms (BenchmarkStart); the
+// matches, alive for the whole league, are fewer objects for the
 // collector to visit. A match is found by its id's place (matchByID), so
 // the map is kept only for one whose id names another place.
-func (m *Manager) buildRoundsLocked(rounds [][]Pairing) {
+func (m *Manager) buildRoundsLocked(rounds [][]Pairing) error {
 	m.rounds = slices.Grow(m.rounds, len(rounds))
+	total := 0
 	for _, round := range rounds {
 		held := make([]match, len(round))
 		ms := make([]*match, len(round))
@@ -160,11 +164,17 @@ func (m *Manager) buildRoundsLocked(rounds [][]Pairing) {
 			ms[i] = &held[i]
 		}
 		m.rounds = append(m.rounds, ms)
-		m.total += len(ms)
+		total += len(ms)
 	}
+	m.total = total
+	// Two matches at the places their ids name cannot share an id: a
+	// match elsewhere is checked against both kinds.
 	for r, ms := range m.rounds {
 		for k, mt := range ms {
 			if at, ok := placeOf(mt.MatchID); !ok || at != [2]int{r + 1, k + 1} {
+				if m.matchByID(mt.MatchID) != nil {
+					return fmt.Errorf("the schedule has two matches %s", protocol.Clip(mt.MatchID))
+				}
 				if m.misplaced == nil {
 					m.misplaced = map[string]*match{}
 				}
@@ -172,6 +182,7 @@ func (m *Manager) buildRoundsLocked(rounds [][]Pairing) {
 			}
 		}
 	}
+	return nil
 }
 
 // matchByID is the match named id, or nil: at the place its id names

@@ -39,7 +39,9 @@ func registeredManager(n int) (*Manager, []string) {
 func roundEndManager(tb testing.TB, n int) *Manager {
 	tb.Helper()
 	m, ids := registeredManager(n)
-	m.buildRoundsLocked(Schedule(ids))
+	if err := m.buildRoundsLocked(Schedule(ids)); err != nil {
+		tb.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	statuses := [][2]string{{win, loss}, {loss, win}, {draw, draw}}
 	for _, ms := range m.rounds[:len(m.rounds)/2] {

@@ -30,6 +30,7 @@ func Schedule(players []string) [][]Pairing {
 	rounds := make([][]Pairing, 0, m-1)
 	line := make([]string, m)
 	var ids []byte
+	var ends []int
 	for r := 0; r < m-1; r++ {
 		line[0] = fixed
 		k := r % len(ring)
@@ -51,30 +52,21 @@ func Schedule(players []string) [][]Pairing {
 			round = append(round, Pairing{Round: r + 1, A: p, B: q})
 		}
 		// The round's match ids are cut from one string: one allocation
-		// a round, not two or three a match (1000 players: 1.26 million
+		// a round, not one to three a match (1000 players: 1.35 million
 		// allocations fewer).
-		ids = ids[:0]
+		ids, ends = ids[:0], ends[:0]
 		for k := range round {
 			ids = append(ids, 'R')
 			ids = strconv.AppendInt(ids, int64(r+1), 10)
 			ids = append(ids, 'M')
 			ids = strconv.AppendInt(ids, int64(k+1), 10)
+			ends = append(ends, len(ids))
 		}
-		all := string(ids)
-		for k := range round {
-			n := len("R") + digits(r+1) + len("M") + digits(k+1)
-			round[k].MatchID, all = all[:n], all[n:]
+		all, from := string(ids), 0
+		for k, end := range ends {
+			round[k].MatchID, from = all[from:end], end
 		}
 		rounds = append(rounds, round)
 	}
 	return rounds
-}
-
-// digits is the number of decimal digits of n > 0.
-func digits(n int) int {
-	d := 1
-	for ; n >= 10; n /= 10 {
-		d++
-	}
-	return d
 }
