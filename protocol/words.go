@@ -35,8 +35,12 @@ type Words struct {
 }
 
 const (
-	// wordsSize is the number of slots: room for the strings of the
-	// agents of a 1000-player league and its matches in play.
+	// wordsSize is the number of slots. Strings that share one take it
+	// from each other: a 200-player league misses 133,596 times (61,517
+	// of them strings seen once), a 1000-player one 6.4 million. 16,384
+	// or 65,536 slots missed 83,652 or 65,964 and 3.5 or 2.1 million
+	// times, with no CPU saved that whole leagues could show, and the
+	// largest held 25 MB more at 1000 players (twenty-third session).
 	wordsSize = 4096
 	// maxWord is the longest text a Words holds: longer ones (texts,
 	// reasons) seldom repeat and would cost a hash of their length.
