@@ -387,3 +387,58 @@ func FuzzParseFault(f *testing.F) {
 		}
 	})
 }
+
+// TestForgedChoicesNotReplayed: a GAME_OVER needs no token (a player cannot
+// check a referee's), so anyone may send one. Choices in it that are not
+// parities are not recorded, so a winstay player, which replays its last
+// recorded choice, cannot be made to answer an honest referee with one
+// (an invalid move, E010): it answers exactly as a player that never got
+// the forged GAME_OVER.
+func TestForgedChoicesNotReplayed(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		honest := serve(t, n, opts("winstay"))
+		honest.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02"))
+		want := honest.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+
+		r := serveAs(t, n, "player-forged", opts("winstay"))
+		for _, forged := range []*protocol.GameOver{
+			gameOver("FAKE1", 1, &protocol.GameResult{Status: protocol.ResultWin, WinnerPlayerID: ptr("P01"),
+				Choices: map[string]string{"P01": "banana", "P99": "Even"}}),
+			{Envelope: env(protocol.TypeGameOver, "referee:REF01", "conv-fake2"), MatchID: "FAKE2", RoundID: 1,
+				Winner: ptr("P01"), Details: &protocol.ResultDetails{Choices: map[string]string{"P01": "odd ", "P98": "odd"}}},
+		} {
+			r.call(t, "GAME_OVER", forged)
+		}
+		is.Equal(r.p.State().History, []player.Game{ // "banana", "odd " and "Even" are no parities
+			{MatchID: "FAKE1", RoundID: 1, OpponentID: "P99", Winner: "P01", Result: protocol.ResultWin},
+			{MatchID: "FAKE2", RoundID: 1, OpponentID: "P98", OpponentChoice: protocol.Odd, Winner: "P01", Result: protocol.ResultWin},
+		})
+		r.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02"))
+		is.Equal(r.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil)), want)
+	})
+}
+
+// banana is a strategy whose answer is no parity.
+type banana struct{}
+
+func (banana) Name() string                    { return "banana" }
+func (banana) Choose(*player.Situation) string { return "banana" }
+
+// TestStrategyAnswerChecked: what a strategy chooses is checked before it
+// goes on the wire; one that is no parity is replaced by the coin the
+// random strategy would toss for that match.
+func TestStrategyAnswerChecked(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		random := serve(t, n, opts("random"))
+		random.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02"))
+		want := random.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+
+		r := serveAs(t, n, "player-banana", opts("random", func(o *player.Options) { o.Strategy = banana{} }))
+		r.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02"))
+		got := r.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+		is.Equal(got, want)
+		is.True(!strings.Contains(got, "banana"))
+	})
+}

@@ -485,6 +485,15 @@ func (p *Player) onParityCall(ctx context.Context, r *transport.Request) (any, e
 	p.mu.Unlock()
 	sit.Rand = new(rng.Gen).Rand(p.opts.Seed, "player", id, call.MatchID)
 	choice := p.opts.Strategy.Choose(sit)
+	if protocol.CheckParity(choice) != nil {
+		// A strategy is any Go code: what it returns is checked like any
+		// other outside input before it goes on the wire, where it would
+		// be an invalid move (E010).
+		p.log.LogAttrs(ctx, slog.LevelWarn, "strategy chose no parity: a coin decides",
+			slog.String("strategy", p.opts.Strategy.Name()), slog.String("parity_choice", protocol.Clip(choice)),
+			slog.String("match_id", call.MatchID))
+		choice = coin(sit.Rand)
+	}
 	p.mu.Lock()
 	if m != nil {
 		m.choice = choice
@@ -613,8 +622,12 @@ func gameFrom(me string, g *protocol.GameOver, m *openMatch) Game {
 			game.Winner = game.OpponentID
 		}
 	}
-	// A history of thousands of games holds the two parities once.
-	game.MyChoice, game.OpponentChoice, game.Parity = protocol.Known(game.MyChoice), protocol.Known(game.OpponentChoice), protocol.Known(game.Parity)
+	// A history of thousands of games holds the two parities once. A
+	// choice that is not a parity is not kept: a GAME_OVER needs no token
+	// (a player cannot check a referee's), and a strategy that replays its
+	// own last choice would send a forged "banana" to the next honest
+	// referee, an invalid move (E010).
+	game.MyChoice, game.OpponentChoice, game.Parity = parityOnly(game.MyChoice), parityOnly(game.OpponentChoice), parityOnly(game.Parity)
 	switch {
 	case status == protocol.ResultDraw:
 		game.Result = protocol.ResultDraw
@@ -631,6 +644,17 @@ func gameFrom(me string, g *protocol.GameOver, m *openMatch) Game {
 		game.Result = protocol.ResultLoss
 	}
 	return game
+}
+
+// parityOnly is s as the one string of its parity, or "" when s is none.
+func parityOnly(s string) string {
+	switch s {
+	case protocol.Even:
+		return protocol.Even
+	case protocol.Odd:
+		return protocol.Odd
+	}
+	return ""
 }
 
 // scoreChoices reads the choices out of a score whose values are parities

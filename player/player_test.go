@@ -75,8 +75,14 @@ type rig struct {
 
 func serve(t *testing.T, n *transporttest.Net, o player.Options) *rig {
 	t.Helper()
+	return serveAs(t, n, "player-P01", o)
+}
+
+// serveAs serves the player under name, for a test with two of them.
+func serveAs(t *testing.T, n *transporttest.Net, name string, o player.Options) *rig {
+	t.Helper()
 	p := player.New(o, n.Client(5*time.Second), nil)
-	return &rig{p: p, ep: n.Serve(t, "player-P01", p.Handler()), c: n.Client(5 * time.Second)}
+	return &rig{p: p, ep: n.Serve(t, name, p.Handler()), c: n.Client(5 * time.Second)}
 }
 
 // call calls the player and returns its reply as raw JSON.
