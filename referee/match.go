@@ -255,6 +255,10 @@ func callFailure(err error, expected protocol.MessageType) *failure {
 			if c := protocol.CodeOf(e.Err); c != "" {
 				code = c
 			}
+		case transport.KindBadEndpoint:
+			// An endpoint that cannot work: a malformed URL, a host name
+			// that does not resolve (error-codes.md's E018 example).
+			code = protocol.ErrInvalidEndpoint
 		case transport.KindOpen:
 			// The player failed too often of late: its breaker is open and
 			// it is not called at all (error-codes.md §5.2).
@@ -286,7 +290,10 @@ func callFailure(err error, expected protocol.MessageType) *failure {
 
 // mismatch reports an answer for another match, conversation or player.
 // Absent fields are not held against the player: other implementations
-// leave some of them out.
+// leave some of them out. Nor are the envelope's sender and message_type:
+// the endpoint that was called answered, and a dialect-b player signs its
+// answers with the name it gives itself, which need not be the id the
+// manager gave it (interop's TestMixedDialectsLeague).
 func mismatch(m *match, s *side, matchID, conversation, playerID string, expected protocol.MessageType) *failure {
 	switch {
 	case matchID != "" && matchID != m.id:

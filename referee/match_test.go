@@ -335,6 +335,9 @@ type fault struct {
 	reason func(net, ep string) string
 	// unreachable: the player's endpoint is a closed listener.
 	unreachable bool
+	// badEndpoint: the player's endpoint cannot work on the network (a
+	// scheme it does not have, or a mem:// name with a path).
+	badEndpoint bool
 }
 
 func fixed(s string) func(string, string) string { return func(string, string) string { return s } }
@@ -382,6 +385,13 @@ var (
 		return fmt.Sprintf(`{"match_id":%q,"player_id":"P09","conversation_id":%q,"parity_choice":"even"}`, call.MatchID, call.ConversationID)
 	}), code: protocol.ErrConversationMismatch, action: protocol.TypeChooseParityResponse,
 		reason: fixed(`answered as player "P09" instead of "%s"`)}
+	badEndpoint = fault{badEndpoint: true, code: protocol.ErrInvalidEndpoint, action: protocol.TypeGameJoinAck,
+		reason: func(net, ep string) string {
+			if net == "mem" {
+				return "handle_game_invitation: invalid endpoint (" + ep + "): not a mem://name endpoint"
+			}
+			return "handle_game_invitation: invalid endpoint (" + ep + "): not an http:// or https:// URL"
+		}}
 	unreachable = fault{unreachable: true, code: protocol.ErrPlayerNotAvailable, action: protocol.TypeGameJoinAck,
 		reason: netReason("handle_game_invitation", "unreachable", "no listener at this endpoint", "")}
 	remoteError = fault{do: joinRefusesWithError, code: protocol.ErrPlayerNotAvailable, action: protocol.TypeGameJoinAck,
@@ -425,6 +435,7 @@ func TestTechnicalLosses(t *testing.T) {
 		{name: "answer in another conversation", b: &otherConversation, joined: true},
 		{name: "answer as another player", b: &otherPlayer, joined: true},
 		{name: "unreachable player", b: &unreachable},
+		{name: "endpoint that cannot work", b: &badEndpoint},
 		{name: "invitation refused with an error", b: &remoteError},
 		{name: "invitation answered with an internal error", b: &internalError},
 		{name: "invitation answered with an empty object", a: &emptyJoin},
@@ -446,6 +457,13 @@ func TestTechnicalLosses(t *testing.T) {
 						return h.serve(p)
 					case f.unreachable:
 						return h.unreachable(p)
+					case f.badEndpoint:
+						p.ep = "mem://player-" + id + "/mcp" // the bus takes a name, not a path
+						if n.Name == "http" {
+							p.ep = "mem://player-" + id // a scheme HTTP does not have
+						}
+						close(p.stop)
+						return p
 					}
 					f.do(p)
 					return h.serve(p)
@@ -514,7 +532,7 @@ func TestTechnicalLosses(t *testing.T) {
 					if !tc.joined {
 						is.Equal(len(s.p.calls), 0) // no parity call after a failed invitation
 					}
-					if s.f != nil && s.f.unreachable {
+					if s.f != nil && (s.f.unreachable || s.f.badEndpoint) {
 						continue
 					}
 					is.Equal(recv(t, s.p.overs, "GAME_OVER"), over) // GAME_OVER to both
