@@ -39,11 +39,18 @@ func outcomeOf(rep *protocol.MatchResultReport, a, b string) (*outcome, error) {
 			if t.PlayerID != a && t.PlayerID != b {
 				return nil, protocol.Errorf(protocol.ErrInvalidMessageFormat, "technical loss of %q, who is not a player of %s", protocol.Clip(t.PlayerID), rep.MatchID)
 			}
+			if tl[t.PlayerID] {
+				continue // one a player: the first
+			}
 			tl[t.PlayerID] = true
+			// What a referee wrote is kept (and stored) up to maxKeptText
+			// bytes: a report may be a megabyte, and a league half a million
+			// reports.
+			t.Action, t.Reason = protocol.ClipTo(t.Action, maxKeptText), protocol.ClipTo(t.Reason, maxKeptText)
+			o.TechnicalLosses = append(o.TechnicalLosses, t)
 		}
-		o.TechnicalLosses = d.TechnicalLosses
-		o.ChoiceA, o.ChoiceB = protocol.Known(d.Choices[a]), protocol.Known(d.Choices[b])
-		o.Reason = d.Reason
+		o.ChoiceA, o.ChoiceB = keptChoice(d.Choices[a]), keptChoice(d.Choices[b])
+		o.Reason = protocol.ClipTo(d.Reason, maxKeptText)
 		if d.DrawnNumber != nil {
 			o.DrawnNumber = *d.DrawnNumber
 		}
@@ -93,6 +100,13 @@ func outcomeOf(rep *protocol.MatchResultReport, a, b string) (*outcome, error) {
 	}
 	return o, nil
 }
+
+// maxKeptText is the most of a reason a manager keeps of a report.
+const maxKeptText = 256
+
+// keptChoice is a reported choice as kept: a parity as its one string,
+// anything else (another referee's record of an invalid move) clipped.
+func keptChoice(s string) string { return protocol.Known(protocol.Clip(s)) }
 
 // playedOut reports whether res says the game was played: a drawn number,
 // the choices, or a draw as its outcome.

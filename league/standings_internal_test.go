@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
@@ -274,6 +275,28 @@ func TestOutcomeOfDetails(t *testing.T) {
 	is.Equal(*o, outcome{MatchID: "R2M1", A: "P01", B: "P02", StatusA: win, StatusB: tl, Winner: "P01",
 		DrawnNumber: 8, ChoiceA: "even", TechnicalLosses: losses, Reason: "P02 failed"}) // every detail kept
 	is.Equal(o.String(), "R2M1 P01 WIN–TECHNICAL_LOSS P02")
+}
+
+// TestOutcomeOfKeepsLittleText: what a referee writes in a report is kept
+// (and stored) up to 256 bytes a text, one technical loss a player and a
+// choice clipped as any echoed text: a report may be a megabyte, and a
+// league half a million reports.
+func TestOutcomeOfKeepsLittleText(t *testing.T) {
+	is := is.New(t)
+	long := strings.Repeat("é", 200) // 400 bytes
+	o, err := outcomeOf(&protocol.MatchResultReport{RoundID: 2, MatchID: "R2M1", Result: &protocol.MatchResult{
+		Winner: strp("P01"), PlayerAStatus: win, PlayerBStatus: tl,
+		Details: &protocol.ResultDetails{Choices: map[string]string{"P01": strings.Repeat("x", 100), "P02": "odd"}, Reason: long,
+			TechnicalLosses: []protocol.TechnicalLoss{
+				{PlayerID: "P02", ErrorCode: protocol.ErrTimeout, Action: long, Reason: long},
+				{PlayerID: "P02", ErrorCode: protocol.ErrInvalidMove, Reason: "again"},
+			}},
+	}}, "P01", "P02")
+	is.NoErr(err)
+	kept := strings.Repeat("é", 128) + "…" // 256 bytes and the mark
+	is.Equal(*o, outcome{MatchID: "R2M1", A: "P01", B: "P02", StatusA: win, StatusB: tl, Winner: "P01",
+		ChoiceA: strings.Repeat("x", 64) + "…", ChoiceB: "odd", Reason: kept,
+		TechnicalLosses: []protocol.TechnicalLoss{{PlayerID: "P02", ErrorCode: protocol.ErrTimeout, Action: kept, Reason: kept}}})
 }
 
 func TestOutcomeOfRefusesContradictions(t *testing.T) {

@@ -41,7 +41,7 @@ func (m *RefereeRegisterRequest) check(v *validator) {
 		v.missing("referee_meta")
 		return
 	}
-	v.requireString("referee_meta.display_name", r.DisplayName)
+	v.displayName("referee_meta.display_name", r.DisplayName)
 	v.requireString("referee_meta.version", r.Version)
 	v.gameTypes("referee_meta.game_types", r.GameTypes)
 	v.endpoint("referee_meta.contact_endpoint", r.ContactEndpoint, true)
@@ -79,7 +79,7 @@ func (m *LeagueRegisterRequest) check(v *validator) {
 		v.missing("player_meta")
 		return
 	}
-	v.requireString("player_meta.display_name", p.DisplayName)
+	v.displayName("player_meta.display_name", p.DisplayName)
 	v.gameTypes("player_meta.game_types", p.GameTypes)
 	v.endpoint("player_meta.contact_endpoint", p.ContactEndpoint, true)
 }

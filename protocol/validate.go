@@ -108,6 +108,20 @@ func (v *validator) gameType(field, s string) {
 	}
 }
 
+// MaxDisplayName is the longest display_name a registration may carry, in
+// bytes: a manager keeps it and sends it to every player in every round's
+// standings, so a name of a megabyte would be a megabyte per row.
+const MaxDisplayName = 128
+
+// displayName checks a registration's display_name: required, and at most
+// MaxDisplayName bytes.
+func (v *validator) displayName(field, s string) {
+	v.requireString(field, s)
+	if len(s) > MaxDisplayName {
+		v.add(ErrInvalidMessageFormat, field, fmt.Sprintf("must be at most %d bytes, got %d", MaxDisplayName, len(s)))
+	}
+}
+
 func (v *validator) gameTypes(field string, ts []string) {
 	if len(ts) == 0 {
 		v.add(ErrInvalidMessageFormat, field, "is required and must list at least one game type")
@@ -491,9 +505,18 @@ func daysIn(month, year int) int {
 	return 31
 }
 
+// MaxEndpoint is the longest contact endpoint, in bytes: a manager keeps
+// every agent's and sends three in every START_MATCH. 2,048 is more than
+// any loopback or LAN URL needs, and what many HTTP tools allow.
+const MaxEndpoint = 2048
+
 // CheckEndpoint reports why s cannot be an agent's contact endpoint: it must
-// be an absolute http or https URL with a host, or a mem:// name.
+// be an absolute http or https URL with a host, or a mem:// name, of at
+// most MaxEndpoint bytes.
 func CheckEndpoint(s string) error {
+	if len(s) > MaxEndpoint {
+		return fmt.Errorf("must be at most %d bytes, got %d", MaxEndpoint, len(s))
+	}
 	if plainEndpoint(s) {
 		return nil
 	}
@@ -564,8 +587,11 @@ func plainEndpoint(s string) bool {
 // back in an error or a log line.
 func Clip(s string) string { return clip(s) }
 
-func clip(s string) string {
-	const max = 64
+func clip(s string) string { return ClipTo(s, 64) }
+
+// ClipTo is s cut to at most max bytes at a character's start, with "…"
+// after it when it was cut.
+func ClipTo(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
