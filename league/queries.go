@@ -112,6 +112,10 @@ func (m *Manager) Answer(q *protocol.LeagueQuery, id string, role protocol.Role)
 	if player == "" && role == protocol.RolePlayer {
 		player = id
 	}
+	if q.QueryType == protocol.QuerySchedule {
+		resp.Data = map[string]any{"rounds": m.schedule()}
+		return resp
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch q.QueryType {
@@ -119,15 +123,6 @@ func (m *Manager) Answer(q *protocol.LeagueQuery, id string, role protocol.Role)
 		// round_id is the round under way (its results so far counted);
 		// rounds_completed the last whose end was announced.
 		resp.Data = map[string]any{"round_id": m.round, "rounds_completed": m.closedRound, "standings": m.table.ranked()}
-	case protocol.QuerySchedule:
-		rounds := make([]ScheduledRound, len(m.rounds))
-		for i, ms := range m.rounds {
-			rounds[i] = ScheduledRound{RoundID: i + 1, Matches: make([]ScheduledMatch, len(ms))}
-			for j, mt := range ms {
-				rounds[i].Matches[j] = mt.scheduled()
-			}
-		}
-		resp.Data = map[string]any{"rounds": rounds}
 	case protocol.QueryNextMatch, protocol.QueryPlayerStats:
 		if player == "" {
 			return fail(protocol.ErrInvalidMessageFormat, "query_params.player_id is required")
@@ -158,6 +153,29 @@ func (m *Manager) Answer(q *protocol.LeagueQuery, id string, role protocol.Role)
 		resp.Data = map[string]any{"player": row, "matches": played}
 	}
 	return resp
+}
+
+// schedule is every round's matches as they stand, read a round at a time
+// under the manager's lock, not all at once: at 1000 players the schedule
+// is 499,500 matches, and reading it under one lock held every report and
+// request of the league for 50–100 ms a query (a registered agent could
+// ask for it again and again).
+func (m *Manager) schedule() []ScheduledRound {
+	rounds := []ScheduledRound{} // [] before the start, as before
+	for i := 0; ; i++ {
+		m.mu.Lock()
+		if i >= len(m.rounds) {
+			m.mu.Unlock()
+			return rounds
+		}
+		ms := m.rounds[i]
+		r := ScheduledRound{RoundID: i + 1, Matches: make([]ScheduledMatch, len(ms))}
+		for j := range ms {
+			r.Matches[j] = ms[j].scheduled()
+		}
+		m.mu.Unlock()
+		rounds = append(rounds, r)
+	}
 }
 
 func (m *Manager) nextMatchLocked(player string) *NextMatch {
