@@ -397,9 +397,7 @@ func FuzzParseFault(f *testing.F) {
 func TestForgedChoicesNotReplayed(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		honest := serve(t, n, opts("winstay"))
-		honest.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02"))
-		want := honest.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+		want := serve(t, n, opts("winstay")).playR1M1(t)
 
 		r := serveAs(t, n, "player-forged", opts("winstay"))
 		for _, forged := range []*protocol.GameOver{
@@ -414,9 +412,16 @@ func TestForgedChoicesNotReplayed(t *testing.T) {
 			{MatchID: "FAKE1", RoundID: 1, OpponentID: "P99", Winner: "P01", Result: protocol.ResultWin},
 			{MatchID: "FAKE2", RoundID: 1, OpponentID: "P98", OpponentChoice: protocol.Odd, Winner: "P01", Result: protocol.ResultWin},
 		})
-		r.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02"))
-		is.Equal(r.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil)), want)
+		is.Equal(r.playR1M1(t), want)
 	})
+}
+
+// playR1M1 invites the player to R1M1 and returns its answer to the parity
+// call.
+func (r *rig) playR1M1(t *testing.T) string {
+	t.Helper()
+	r.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02"))
+	return r.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
 }
 
 // banana is a strategy whose answer is no parity.
@@ -431,13 +436,10 @@ func (banana) Choose(*player.Situation) string { return "banana" }
 func TestStrategyAnswerChecked(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		random := serve(t, n, opts("random"))
-		random.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02"))
-		want := random.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+		want := serve(t, n, opts("random")).playR1M1(t)
 
 		r := serveAs(t, n, "player-banana", opts("random", func(o *player.Options) { o.Strategy = banana{} }))
-		r.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02"))
-		got := r.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+		got := r.playR1M1(t)
 		is.Equal(got, want)
 		is.True(!strings.Contains(got, "banana"))
 	})
