@@ -57,9 +57,13 @@ var ErrUnreachable = errors.New("the agent cannot be reached")
 type Options struct {
 	// Target is the agent's endpoint (http://host:port/mcp, or mem://name).
 	Target string
-	// Network carries the calls to the target and serves the checker's own
-	// fake agents (Referee and Manager listen; Player only calls).
+	// Network serves the checker's own fake agents (Referee and Manager
+	// listen; Player only calls).
 	Network transport.Network
+	// Post carries an encoded request to the target and returns the
+	// encoded answer, as it came (httprpc.Client.Post, mem.Bus.Post): the
+	// checker does its own round trips, to see the bytes on both sides.
+	Post func(ctx context.Context, endpoint string, body []byte) ([]byte, error)
 	// Timeout is the time each answer may take, the parity choice's
 	// included (default DefaultTimeout).
 	Timeout time.Duration

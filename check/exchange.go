@@ -123,7 +123,7 @@ func (c *checker) roundTrip(ctx context.Context, what string, body, wantID []byt
 	defer cancel()
 	x := &exchange{what: what, sent: body}
 	start := time.Now()
-	got, err := c.opts.Network.RoundTrip(ctx, c.opts.Target, body)
+	got, err := c.opts.Post(ctx, c.opts.Target, body)
 	x.took = time.Since(start)
 	switch {
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):

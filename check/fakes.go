@@ -1,7 +1,6 @@
 package check
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -70,8 +69,18 @@ type received[M protocol.Message] struct {
 // keep records the request's message in b, if it is an M.
 func keep[M protocol.Message](b *inbox[received[M]], r *transport.Request) M {
 	m, _ := r.Msg.(M)
-	b.put(received[M]{msg: m, raw: append([]byte(nil), r.Params...)})
+	b.put(received[M]{msg: m, raw: rawParams(r)})
 	return m
+}
+
+// rawParams is a copy of the request's params as they came, or, for a
+// message handed over in process, as a network would have carried it.
+func rawParams(r *transport.Request) []byte {
+	if r.Params == nil && r.Msg != nil {
+		raw, _ := protocol.Marshal(r.Msg)
+		return raw
+	}
+	return append([]byte(nil), r.Params...)
 }
 
 // fake is one of the checker's own agents, served on a listener. It keeps
@@ -84,15 +93,15 @@ type fake struct {
 	refused *inbox[[2][]byte] // request body, error reply
 }
 
-// ServeMessage implements transport.MessageServer.
-func (f *fake) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	reply := f.mux.ServeMessage(ctx, body, peer)
-	if bytes.Contains(reply, []byte(`"error"`)) {
-		if resp, err := protocol.DecodeResponse(reply); err == nil && resp.Error != nil {
-			f.refused.put([2][]byte{append([]byte(nil), body...), reply})
-		}
+// ServeLeague implements transport.Handler.
+func (f *fake) ServeLeague(ctx context.Context, r *transport.Request) (any, error) {
+	method, raw := r.Method, rawParams(r) // before the Mux unwraps a tools/call
+	result, err := f.mux.ServeLeague(ctx, r)
+	if err != nil {
+		f.refused.put([2][]byte{protocol.AppendRequest(nil, nil, method, raw),
+			protocol.AppendError(nil, nil, protocol.ToRPCError(err))})
 	}
-	return reply
+	return result, err
 }
 
 // why explains, when something awaited did not come, what the fake refused

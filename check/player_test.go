@@ -87,7 +87,7 @@ func servePlayer(t *testing.T, n *transporttest.Net, o player.Options) (string, 
 
 func checkPlayer(t *testing.T, n *transporttest.Net, ep string) *check.Report {
 	t.Helper()
-	r, err := check.Player(ctxFor(t, 30*time.Second), check.Options{Target: ep, Network: n, Timeout: testTimeout})
+	r, err := check.Player(ctxFor(t, 30*time.Second), check.Options{Target: ep, Network: n, Post: n.Post, Timeout: testTimeout})
 	if err != nil {
 		t.Fatalf("check.Player: %v", err)
 	}
@@ -139,7 +139,10 @@ func TestOurPlayerInALeaguePasses(t *testing.T) {
 		is.NoErr(p.Register(ctxFor(t, 10*time.Second)))
 		announce := &protocol.RoundAnnouncement{Envelope: protocol.Envelope{Protocol: protocol.Version,
 			MessageType: protocol.TypeRoundAnnouncement, Sender: "league_manager:LM01", Timestamp: "2025-01-15T10:30:00Z",
-			ConversationID: "conv-round-1", LeagueID: league, AuthToken: token}, RoundID: 1}
+			ConversationID: "conv-round-1", LeagueID: league, AuthToken: token}, RoundID: 1,
+			// matches is required; a nil list would go as [] over a network,
+			// but the typed bus hands it over nil, and it is refused (E002).
+			Matches: []protocol.MatchRef{}}
 		is.NoErr(n.Client(time.Second).Call(ctxFor(t, 10*time.Second), ep, protocol.MethodNotifyRound, announce, nil)) // signed
 
 		r := checkPlayer(t, n, ep)
@@ -173,43 +176,104 @@ func TestInvalidPlayerFailsParity(t *testing.T) {
 	})
 }
 
-// rewriter serves a player and changes its requests or replies.
-type rewriter struct {
-	next    transport.MessageServer
-	request func([]byte) []byte
-	reply   func([]byte) []byte
+// editResults serves next and answers, instead of each result it gives,
+// what edit makes of that result as encoded for the wire; errors pass as
+// they are.
+func editResults(t *testing.T, next transport.Handler, edit func(result jsontext.Value) jsontext.Value) transport.Handler {
+	return transport.HandlerFunc(func(ctx context.Context, r *transport.Request) (any, error) {
+		result, err := next.ServeLeague(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		enc, err := protocol.Marshal(result)
+		if err != nil {
+			t.Error(err)
+			return nil, err
+		}
+		return edit(enc), nil
+	})
 }
 
-func (w *rewriter) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	if w.request != nil {
-		body = w.request(body)
-	}
-	out := w.next.ServeMessage(ctx, body, peer)
-	if w.reply != nil && out != nil {
-		out = w.reply(out)
-	}
-	return out
+// editRequests serves next with each request's params changed by edit.
+func editRequests(next transport.Handler, edit func(params []byte) []byte) transport.Handler {
+	return transport.HandlerFunc(func(ctx context.Context, r *transport.Request) (any, error) {
+		if r.Params == nil && r.Msg != nil {
+			// A message handed over in process: the sender's value, never
+			// to be changed, so its encoding is edited, and decoded anew
+			// by next.
+			p, err := protocol.Marshal(r.Msg)
+			if err != nil {
+				return nil, err
+			}
+			r.Params, r.Msg, r.Env = p, nil, nil
+		}
+		r.Params = edit(r.Params)
+		return next.ServeLeague(ctx, r)
+	})
 }
 
-// setResultField sets a field of a JSON-RPC response's result object.
-func setResultField(t *testing.T, resp []byte, field string, value any) []byte {
-	var m map[string]jsontext.Value
-	if err := json.Unmarshal(resp, &m); err != nil {
-		t.Error(err)
-		return resp
-	}
-	var res map[string]any
-	if json.Unmarshal(m["result"], &res) != nil {
-		return resp // an error, or not an object
+// setResultField sets a field of a result object, when it has it.
+func setResultField(t *testing.T, result jsontext.Value, field string, value any) jsontext.Value {
+	var res map[string]jsontext.Value
+	if json.Unmarshal(result, &res) != nil {
+		return result // not an object
 	}
 	if _, ok := res[field]; !ok {
-		return resp
+		return result
 	}
-	res[field] = value
-	b, _ := json.Marshal(res)
-	m["result"] = b
-	out, _ := json.Marshal(m)
+	v, err := json.Marshal(value)
+	if err != nil {
+		t.Error(err)
+		return result
+	}
+	res[field] = v
+	out, err := json.Marshal(res, json.Deterministic(true))
+	if err != nil {
+		t.Error(err)
+		return result
+	}
 	return out
+}
+
+// serveHTTPRaw serves answer at POST /mcp on loopback HTTP, and
+// {"status":"ok"} at GET /health, until the test ends: for an agent whose
+// answers are bytes no transport.Handler gives (transport.ServeJSON frames
+// every answer right), written as they are. An empty answer is 204 No
+// Content, as httprpc answers notifications.
+func serveHTTPRaw(t *testing.T, answer func(ctx context.Context, body []byte, peer transport.Peer) []byte) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /mcp", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			panic(http.ErrAbortHandler) // the client went away
+		}
+		out := answer(r.Context(), body, transport.Peer{Network: "http", Addr: r.RemoteAddr, Loopback: true})
+		if len(out) == 0 {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+	})
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+	})
+	srv := httptest.NewServer(mux) // on 127.0.0.1:0
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// repliesEdited answers with h's encoded replies as edit rewrites them.
+func repliesEdited(h transport.Handler, edit func([]byte) []byte) func(context.Context, []byte, transport.Peer) []byte {
+	return func(ctx context.Context, body []byte, peer transport.Peer) []byte {
+		out := transport.ServeJSON(ctx, h, body, peer)
+		if out == nil {
+			return nil
+		}
+		return edit(out)
+	}
 }
 
 // TestWrongConversationFails: a player whose answers carry a wrong
@@ -218,9 +282,9 @@ func TestWrongConversationFails(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		p := player.New(player.Options{RequestedID: "P01"}, n.Client(time.Second), nil)
-		ep := n.Serve(t, "player", &rewriter{next: p.Handler(), reply: func(b []byte) []byte {
-			return setResultField(t, b, "conversation_id", "conv-not-yours")
-		}})
+		ep := n.Serve(t, "player", editResults(t, p.Handler(), func(res jsontext.Value) jsontext.Value {
+			return setResultField(t, res, "conversation_id", "conv-not-yours")
+		}))
 		r := checkPlayer(t, n, ep)
 		_, failed := names(r)
 		is.Equal(failed, []string{"conversation_id echoed"})
@@ -236,12 +300,12 @@ func TestMixedUpMatchesFail(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		p := player.New(player.Options{RequestedID: "P01"}, n.Client(time.Second), nil)
-		ep := n.Serve(t, "player", &rewriter{next: p.Handler(), reply: func(b []byte) []byte {
-			if strings.Contains(string(b), "CHOOSE_PARITY_RESPONSE") {
-				return setResultField(t, b, "match_id", "R2M1")
+		ep := n.Serve(t, "player", editResults(t, p.Handler(), func(res jsontext.Value) jsontext.Value {
+			if strings.Contains(string(res), "CHOOSE_PARITY_RESPONSE") {
+				return setResultField(t, res, "match_id", "R2M1")
 			}
-			return b
-		}})
+			return res
+		}))
 		r := checkPlayer(t, n, ep)
 		_, failed := names(r)
 		is.Equal(failed, []string{"parity choice", "two matches at once"}) // R1M1's choice came for R2M1 too
@@ -267,12 +331,12 @@ func TestAnswerAsAnotherPlayerFails(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {
 				is := is.New(t)
 				p := player.New(player.Options{RequestedID: "P01"}, n.Client(time.Second), nil)
-				ep := n.Serve(t, "player-"+c.message, &rewriter{next: p.Handler(), reply: func(b []byte) []byte {
-					if strings.Contains(string(b), c.message) {
-						return setResultField(t, b, "player_id", "P98")
+				ep := n.Serve(t, "player-"+c.message, editResults(t, p.Handler(), func(res jsontext.Value) jsontext.Value {
+					if strings.Contains(string(res), c.message) {
+						return setResultField(t, res, "player_id", "P98")
 					}
-					return b
-				}})
+					return res
+				}))
 				r := checkPlayer(t, n, ep)
 				_, failed := names(r)
 				is.True(slices.Contains(failed, c.failed)) // the check of that answer
@@ -289,9 +353,9 @@ func TestHappyWithLeagueV1Fails(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		p := player.New(player.Options{RequestedID: "P01"}, n.Client(time.Second), nil)
-		ep := n.Serve(t, "player", &rewriter{next: p.Handler(), request: func(b []byte) []byte {
+		ep := n.Serve(t, "player", editRequests(p.Handler(), func(b []byte) []byte {
 			return []byte(strings.ReplaceAll(string(b), `"league.v1"`, `"league.v2"`))
-		}})
+		}))
 		r := checkPlayer(t, n, ep)
 		_, failed := names(r)
 		is.Equal(failed, []string{"league.v1 refused (E011)"})
@@ -315,7 +379,7 @@ func TestUnreachable(t *testing.T) {
 		for role, f := range map[string]func(context.Context, check.Options) (*check.Report, error){
 			"player": check.Player, "referee": check.Referee, "manager": check.Manager,
 		} {
-			r, err := f(ctxFor(t, 10*time.Second), check.Options{Target: target, Network: n, Timeout: 5 * time.Second})
+			r, err := f(ctxFor(t, 10*time.Second), check.Options{Target: target, Network: n, Post: n.Post, Timeout: 5 * time.Second})
 			is.True(errors.Is(err, check.ErrUnreachable)) // unreachable
 			is.Equal(r.Role, role)
 			is.Equal(r.Target, target)
@@ -354,11 +418,15 @@ func editEnvelope(t *testing.T, edit func(m map[string]jsontext.Value)) func([]b
 	}
 }
 
-// servePlayerReplying serves our player with its replies rewritten.
+// servePlayerReplying serves our player over loopback HTTP with its
+// encoded replies rewritten by reply; n is the HTTP network it calls on.
+// A Handler's answers are framed by transport.ServeJSON, right, whatever
+// it returns, so JSON-RPC envelopes that break the spec are written as
+// bytes: the tests that need them run over HTTP only.
 func servePlayerReplying(t *testing.T, n *transporttest.Net, reply func([]byte) []byte) string {
 	t.Helper()
 	p := player.New(player.Options{RequestedID: "P01"}, n.Client(time.Second), nil)
-	return n.Serve(t, "player", &rewriter{next: p.Handler(), reply: reply})
+	return serveHTTPRaw(t, repliesEdited(p.Handler(), reply))
 }
 
 // playerAnswers is how many answers the player check gets from a player
@@ -371,7 +439,8 @@ const playerAnswers = 15
 // TestBrokenJSONRPCEnvelopeFails: a player whose league answers are right
 // but whose JSON-RPC envelopes break JSON-RPC 2.0 fails the JSON-RPC
 // envelope check, once, with the first broken answer shown, and (where the
-// lenient reading still finds its answers) no other check.
+// lenient reading still finds its answers) no other check. HTTP only: see
+// servePlayerReplying.
 func TestBrokenJSONRPCEnvelopeFails(t *testing.T) {
 	all := fmt.Sprintf("%d of %d answers break JSON-RPC 2.0; the first, to ping: ", playerAnswers, playerAnswers)
 	for _, tc := range []struct {
@@ -421,75 +490,74 @@ func TestBrokenJSONRPCEnvelopeFails(t *testing.T) {
 			failed: []string{"league.v1 refused (E011)", "malformed JSON refused (-32700)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
-				is := is.New(t)
-				r := checkPlayer(t, n, servePlayerReplying(t, n, editEnvelope(t, tc.edit)))
-				explain(t, r)
-				all, failed := names(r)
-				is.Equal(all, wantChecks(n, playerChecks)) // every check, in order
-				c, _ := r.Find("JSON-RPC envelope")
-				is.Equal(c.Detail, tc.detail)
-				is.True(!c.Passed)
-				want := slices.Clone(tc.failed)
-				if len(want) > 0 && want[0] == "ping" {
-					want = slices.Insert(want, 1, "JSON-RPC envelope")
-				} else {
-					want = slices.Insert(want, 0, "JSON-RPC envelope")
-				}
-				is.Equal(failed, want)
-				if strings.Contains(tc.detail, "the first, to ping") {
-					is.Equal(c.Sent, `{"jsonrpc":"2.0","method":"ping","id":1}`) // the first broken answer, and what it answered
-					is.True(strings.HasPrefix(c.Got, `{"`))
-				}
-				is.True(strings.HasPrefix(c.Rule, "JSON-RPC 2.0 §5: "))
-			})
+			is := is.New(t)
+			n := transporttest.HTTP()
+			r := checkPlayer(t, n, servePlayerReplying(t, n, editEnvelope(t, tc.edit)))
+			explain(t, r)
+			all, failed := names(r)
+			is.Equal(all, playerChecks) // every check, in order
+			c, _ := r.Find("JSON-RPC envelope")
+			is.Equal(c.Detail, tc.detail)
+			is.True(!c.Passed)
+			want := slices.Clone(tc.failed)
+			if len(want) > 0 && want[0] == "ping" {
+				want = slices.Insert(want, 1, "JSON-RPC envelope")
+			} else {
+				want = slices.Insert(want, 0, "JSON-RPC envelope")
+			}
+			is.Equal(failed, want)
+			if strings.Contains(tc.detail, "the first, to ping") {
+				is.Equal(c.Sent, `{"jsonrpc":"2.0","method":"ping","id":1}`) // the first broken answer, and what it answered
+				is.True(strings.HasPrefix(c.Got, `{"`))
+			}
+			is.True(strings.HasPrefix(c.Rule, "JSON-RPC 2.0 §5: "))
 		})
 	}
 }
 
 // TestNeitherResultNorError: an answer without result and error (its
 // error null) fails the JSON-RPC envelope check and the check of the call
-// it answered; the checks with nothing to look at are not run.
+// it answered; the checks with nothing to look at are not run. HTTP only:
+// see servePlayerReplying.
 func TestNeitherResultNorError(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
-		is := is.New(t)
-		r := checkPlayer(t, n, servePlayerReplying(t, n, editEnvelope(t, func(m map[string]jsontext.Value) {
-			if string(m["id"]) != "1" && m["result"] != nil { // the ping is answered: the player is reachable
-				delete(m, "result")
-				m["error"] = jsontext.Value("null")
-			}
-		})))
-		c, _ := r.Find("JSON-RPC envelope")
-		is.Equal(c.Detail, `12 of 15 answers break JSON-RPC 2.0; the first, to notify_round: neither "result" nor "error" ("error": null is no error)`)
-		c, _ = r.Find("ROUND_ANNOUNCEMENT")
-		is.Equal(c.Detail, "not answered with a result: response has neither result nor error")
-		c, _ = r.Find("conversation_id echoed")
-		is.Equal(c.Detail, "not run: none of the 12 answers was a result object, so there was nothing to look at (the checks that sent them say why)")
-	})
+	is := is.New(t)
+	n := transporttest.HTTP()
+	r := checkPlayer(t, n, servePlayerReplying(t, n, editEnvelope(t, func(m map[string]jsontext.Value) {
+		if string(m["id"]) != "1" && m["result"] != nil { // the ping is answered: the player is reachable
+			delete(m, "result")
+			m["error"] = jsontext.Value("null")
+		}
+	})))
+	c, _ := r.Find("JSON-RPC envelope")
+	is.Equal(c.Detail, `12 of 15 answers break JSON-RPC 2.0; the first, to notify_round: neither "result" nor "error" ("error": null is no error)`)
+	c, _ = r.Find("ROUND_ANNOUNCEMENT")
+	is.Equal(c.Detail, "not answered with a result: response has neither result nor error")
+	c, _ = r.Find("conversation_id echoed")
+	is.Equal(c.Detail, "not run: none of the 12 answers was a result object, so there was nothing to look at (the checks that sent them say why)")
 }
 
 // TestDialectEnvelopesPass: what the interop captures legitimately send
 // passes: a null "error" beside every result (dialect-a), and a null
-// "result" beside every error, as the same serializer writes it.
+// "result" beside every error, as the same serializer writes it. HTTP
+// only: see servePlayerReplying.
 func TestDialectEnvelopesPass(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
-		is := is.New(t)
-		r := checkPlayer(t, n, servePlayerReplying(t, n, editEnvelope(t, func(m map[string]jsontext.Value) {
-			if m["result"] == nil {
-				m["result"] = jsontext.Value("null")
-			} else {
-				m["error"] = jsontext.Value("null")
-			}
-		})))
-		explain(t, r)
-		_, failed := names(r)
-		is.Equal(failed, nil) // all passed
-		c, _ := r.Find("JSON-RPC envelope")
-		is.Equal(c.Detail, `15 answers, each with "jsonrpc": "2.0", its request's id and one of result or error`+
-			` (15 with a null "error" beside the result, or a null "result" beside the error: taken as absent)`)
-		is.Equal(c.Sent, "") // no one answer to show
-		is.Equal(c.Got, "")
-	})
+	is := is.New(t)
+	n := transporttest.HTTP()
+	r := checkPlayer(t, n, servePlayerReplying(t, n, editEnvelope(t, func(m map[string]jsontext.Value) {
+		if m["result"] == nil {
+			m["result"] = jsontext.Value("null")
+		} else {
+			m["error"] = jsontext.Value("null")
+		}
+	})))
+	explain(t, r)
+	_, failed := names(r)
+	is.Equal(failed, nil) // all passed
+	c, _ := r.Find("JSON-RPC envelope")
+	is.Equal(c.Detail, `15 answers, each with "jsonrpc": "2.0", its request's id and one of result or error`+
+		` (15 with a null "error" beside the result, or a null "result" beside the error: taken as absent)`)
+	is.Equal(c.Sent, "") // no one answer to show
+	is.Equal(c.Got, "")
 }
 
 // TestResultNotAReplyObject: a result that is not an object fails the
@@ -503,10 +571,9 @@ func TestResultNotAReplyObject(t *testing.T) {
 		t.Run(result, func(t *testing.T) {
 			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 				is := is.New(t)
-				r := checkPlayer(t, n, servePlayerReplying(t, n, editEnvelope(t, func(m map[string]jsontext.Value) {
-					if m["result"] != nil {
-						m["result"] = jsontext.Value(result)
-					}
+				p := player.New(player.Options{RequestedID: "P01"}, n.Client(time.Second), nil)
+				r := checkPlayer(t, n, n.Serve(t, "player", editResults(t, p.Handler(), func(jsontext.Value) jsontext.Value {
+					return jsontext.Value(result)
 				})))
 				_, failed := names(r)
 				is.Equal(failed, []string{"invitation by tool name", "invitation by message type", "parity choice",
@@ -514,7 +581,7 @@ func TestResultNotAReplyObject(t *testing.T) {
 				kind := map[string]string{`null`: "null", `"hello"`: "string"}[result]
 				c, _ := r.Find("invitation by tool name")
 				is.Equal(c.Detail, "the answer is not a GAME_JOIN_ACK: the result is a JSON "+kind+", not an object")
-				is.Equal(c.Got, `{"id":3,"jsonrpc":"2.0","result":`+result+`}`)
+				is.Equal(c.Got, `{"jsonrpc":"2.0","result":`+result+`,"id":3}`)
 				c, _ = r.Find("parity choice")
 				is.Equal(c.Detail, "the answer is not a CHOOSE_PARITY_RESPONSE: the result is a JSON "+kind+", not an object")
 				c, _ = r.Find("reply envelope")
@@ -525,10 +592,17 @@ func TestResultNotAReplyObject(t *testing.T) {
 }
 
 // refuser answers every request with a JSON-RPC error, -32601 Method not
-// found, with its id: a player that serves nothing.
+// found: a player that serves nothing.
 type refuser struct{}
 
-func (refuser) ServeMessage(_ context.Context, body []byte, _ transport.Peer) []byte {
+func (refuser) ServeLeague(context.Context, *transport.Request) (any, error) {
+	return nil, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found")
+}
+
+// refuseAll answers every body with -32601 and the request's id, even a
+// body that cannot be read (with id null): as refuser, but without the
+// -32700 that transport.ServeJSON answers before any handler is asked.
+func refuseAll(_ context.Context, body []byte, _ transport.Peer) []byte {
 	id := []byte("null")
 	if items, _ := protocol.DecodeRequests(body); len(items) == 1 {
 		id = items[0].ID
@@ -540,25 +614,45 @@ func (refuser) ServeMessage(_ context.Context, body []byte, _ transport.Peer) []
 // conversation_id and envelope checks failed as not run, not passed: they
 // had no answer to look at.
 func TestNothingToLookAtIsNotRun(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
-		is := is.New(t)
-		r := checkPlayer(t, n, n.Serve(t, "player", refuser{}))
-		all, failed := names(r)
-		is.Equal(all, wantChecks(n, playerChecks))
-		var passed []string
+	passed := func(r *check.Report) []string {
+		var out []string
 		for _, c := range r.Checks {
 			if c.Passed {
-				passed = append(passed, c.Name)
+				out = append(out, c.Name)
 			}
 		}
-		// The refusals pass: a league.v1 invitation is refused, if not with
-		// E011; the envelopes are right.
-		is.Equal(passed, wantChecks(n, []string{"GET /health", "JSON-RPC envelope"}))
-		is.True(slices.Contains(failed, "malformed JSON refused (-32700)"))
+		return out
+	}
+	notRun := func(is *is.I, r *check.Report) {
 		for _, name := range []string{"conversation_id echoed", "reply envelope"} {
 			c, _ := r.Find(name)
 			is.Equal(c.Detail, "not run: none of the 12 answers was a result object, so there was nothing to look at (the checks that sent them say why)")
 		}
+	}
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := checkPlayer(t, n, n.Serve(t, "player", refuser{}))
+		all, _ := names(r)
+		is.Equal(all, wantChecks(n, playerChecks))
+		// The refusals pass: a league.v1 invitation is refused, if not with
+		// E011; the body cut short is answered -32700 by the transport,
+		// before any handler; the envelopes are right.
+		is.Equal(passed(r), wantChecks(n, []string{"GET /health", "JSON-RPC envelope", "malformed JSON refused (-32700)"}))
+		notRun(is, r)
+	})
+	// HTTP only: -32601 to a body that cannot be read is an answer no
+	// Handler gives.
+	t.Run("refusing what cannot be read", func(t *testing.T) {
+		is := is.New(t)
+		n := transporttest.HTTP()
+		r := checkPlayer(t, n, serveHTTPRaw(t, refuseAll))
+		all, failed := names(r)
+		is.Equal(all, playerChecks)
+		is.Equal(passed(r), []string{"GET /health", "JSON-RPC envelope"})
+		is.True(slices.Contains(failed, "malformed JSON refused (-32700)"))
+		c, _ := r.Find("malformed JSON refused (-32700)")
+		is.Equal(c.Detail, "answered -32601 (Method not found), want -32700")
+		notRun(is, r)
 	})
 }
 
@@ -590,12 +684,13 @@ func TestHTTP500IsNotRun(t *testing.T) {
 // silent never answers: a target that takes requests and says nothing.
 type silent struct{ stop chan struct{} }
 
-func (s silent) ServeMessage(ctx context.Context, _ []byte, _ transport.Peer) []byte {
+func (s silent) ServeLeague(ctx context.Context, _ *transport.Request) (any, error) {
 	select {
 	case <-ctx.Done():
+		return nil, ctx.Err()
 	case <-s.stop:
+		return nil, errors.New("silent: stopped")
 	}
-	return nil
 }
 
 // TestSilentIsUnreachable: a target that never answers costs the
@@ -607,7 +702,7 @@ func TestSilentIsUnreachable(t *testing.T) {
 	ep := n.Serve(t, "silent", s)
 	t.Cleanup(func() { close(s.stop) })
 	start := time.Now()
-	_, err := check.Player(ctxFor(t, 20*time.Second), check.Options{Target: ep, Network: n, Timeout: 5 * time.Second})
+	_, err := check.Player(ctxFor(t, 20*time.Second), check.Options{Target: ep, Network: n, Post: n.Post, Timeout: 5 * time.Second})
 	is.True(errors.Is(err, check.ErrUnreachable))
 	is.True(time.Since(start) < check.ReachTimeout+time.Second) // one deadline
 	is.True(strings.Contains(err.Error(), "no answer within 3s"))
@@ -616,26 +711,25 @@ func TestSilentIsUnreachable(t *testing.T) {
 // toolsOnly serves a player as dialect-b does: ping and MCP tools/call,
 // under dialect-b's tool names only; every other method is -32601, and a
 // tool named as we name it is unknown (-32602, as MCP SDKs answer).
-type toolsOnly struct{ next transport.MessageServer }
+type toolsOnly struct{ next transport.Handler }
 
-func (s toolsOnly) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	items, _ := protocol.DecodeRequests(body)
-	if len(items) != 1 || items[0].Err != nil || items[0].Method == protocol.MethodPing {
-		return s.next.ServeMessage(ctx, body, peer)
+func (s toolsOnly) ServeLeague(ctx context.Context, r *transport.Request) (any, error) {
+	switch r.Method {
+	case protocol.MethodPing:
+		return s.next.ServeLeague(ctx, r)
+	case protocol.MethodToolsCall:
+	default:
+		return nil, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found")
 	}
-	in := items[0]
-	if in.Method != protocol.MethodToolsCall {
-		return protocol.AppendError(nil, in.ID, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found"))
-	}
-	tc, err := protocol.DecodeToolCall(in.Params)
+	tc, err := protocol.DecodeToolCall(r.Params)
 	switch {
 	case err != nil:
-		return protocol.AppendError(nil, in.ID, protocol.NewRPCError(protocol.CodeInvalidParams, err.Error()))
+		return nil, protocol.NewRPCError(protocol.CodeInvalidParams, err.Error())
 	case tc.Name == protocol.MethodHandleGameInvitation || tc.Name == protocol.MethodNotifyMatchResult ||
 		tc.Name == protocol.MethodUpdateStandings:
-		return protocol.AppendError(nil, in.ID, protocol.NewRPCError(protocol.CodeInvalidParams, "Unknown tool: "+tc.Name))
+		return nil, protocol.NewRPCError(protocol.CodeInvalidParams, "Unknown tool: "+tc.Name)
 	}
-	return s.next.ServeMessage(ctx, body, peer)
+	return s.next.ServeLeague(ctx, r)
 }
 
 // TestToolsCallOnlyPlayer: a player that serves only MCP tools/call, under
@@ -678,36 +772,36 @@ func TestToolsCallOnlyPlayer(t *testing.T) {
 // noParity serves a player that knows no way of being asked for its
 // parity: -32601 by either name, and an answer that is no JSON-RPC
 // response to any tools/call.
-type noParity struct{ next transport.MessageServer }
-
-func (s noParity) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	items, _ := protocol.DecodeRequests(body)
-	if len(items) == 1 && items[0].Err == nil {
-		switch items[0].Method {
-		case protocol.MethodChooseParity, string(protocol.TypeChooseParityCall):
-			return protocol.AppendError(nil, items[0].ID, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found"))
-		case protocol.MethodToolsCall:
-			return []byte("oops")
+func noParity(h transport.Handler) func(context.Context, []byte, transport.Peer) []byte {
+	return func(ctx context.Context, body []byte, peer transport.Peer) []byte {
+		items, _ := protocol.DecodeRequests(body)
+		if len(items) == 1 && items[0].Err == nil {
+			switch items[0].Method {
+			case protocol.MethodChooseParity, string(protocol.TypeChooseParityCall):
+				return protocol.AppendError(nil, items[0].ID, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found"))
+			case protocol.MethodToolsCall:
+				return []byte("oops")
+			}
 		}
+		return transport.ServeJSON(ctx, h, body, peer)
 	}
-	return s.next.ServeMessage(ctx, body, peer)
 }
 
 // TestNoWayKnownFails: a player that answers no way of asking for its
 // parity fails the parity check on its answer to the method's name, with
 // what the other ways got beside it; its answers to the ways the spec does
-// not name are not held against its JSON-RPC envelope.
+// not name are not held against its JSON-RPC envelope. HTTP only: an
+// answer that is no JSON-RPC response ("oops") is one no Handler gives.
 func TestNoWayKnownFails(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
-		is := is.New(t)
-		p := player.New(player.Options{RequestedID: "P01", Seed: 7}, n.Client(time.Second), nil)
-		r := checkPlayer(t, n, n.Serve(t, "player", noParity{p.Handler()}))
-		_, failed := names(r)
-		is.Equal(failed, []string{"parity choice", "two matches at once"}) // and not the JSON-RPC envelope
-		c, _ := r.Find("parity choice")
-		is.Equal(c.Detail, `not answered with a result: JSON-RPC error -32601 (Method not found); asked too as `+
-			`CHOOSE_PARITY_CALL as the method: JSON-RPC error -32601 (Method not found); as tools/call "choose_parity": `+
-			`response is not a JSON-RPC object`)
-		is.True(strings.Contains(c.Sent, `"method":"choose_parity"`)) // the request shown is the spec's
-	})
+	is := is.New(t)
+	n := transporttest.HTTP()
+	p := player.New(player.Options{RequestedID: "P01", Seed: 7}, n.Client(time.Second), nil)
+	r := checkPlayer(t, n, serveHTTPRaw(t, noParity(p.Handler())))
+	_, failed := names(r)
+	is.Equal(failed, []string{"parity choice", "two matches at once"}) // and not the JSON-RPC envelope
+	c, _ := r.Find("parity choice")
+	is.Equal(c.Detail, `not answered with a result: JSON-RPC error -32601 (Method not found); asked too as `+
+		`CHOOSE_PARITY_CALL as the method: JSON-RPC error -32601 (Method not found); as tools/call "choose_parity": `+
+		`response is not a JSON-RPC object`)
+	is.True(strings.Contains(c.Sent, `"method":"choose_parity"`)) // the request shown is the spec's
 }

@@ -27,30 +27,39 @@ var refereeChecks = []string{
 // nowhere is an endpoint where nothing listens.
 func nowhere(t *testing.T, n *transporttest.Net) string {
 	t.Helper()
-	if n.Name == "mem" {
+	if n.IsMem() {
 		return "mem://nobody"
 	}
 	return transporttest.DeadEndpoint(t)
 }
 
-// runReferee serves our referee with short timeouts, its manager
-// unreachable, and runs it until the test ends.
-func runReferee(t *testing.T, n *transporttest.Net, serve func(*transport.Mux) transport.MessageServer) string {
-	t.Helper()
-	return runRefereeCalling(t, n, serve, nil)
+// refereeSetup says how runReferee serves and runs our referee; the zero
+// value serves it as it is on the test's network.
+type refereeSetup struct {
+	// listen serves the referee's endpoint and returns it (nil: on n).
+	listen func(transport.Handler) string
+	// serve is what is served at the endpoint, made of the referee's Mux
+	// (nil: the Mux).
+	serve func(*transport.Mux) transport.Handler
+	// wrap wraps the referee's calls (nil: made as they are).
+	wrap func(transport.Caller) transport.Caller
 }
 
-// runRefereeCalling is runReferee with the referee's calls made through
-// wrap (nil: as they are).
-func runRefereeCalling(t *testing.T, n *transporttest.Net, serve func(*transport.Mux) transport.MessageServer,
-	wrap func(transport.Caller) transport.Caller) string {
+// runReferee serves our referee with short timeouts, its manager
+// unreachable, and runs it until the test ends.
+func runReferee(t *testing.T, n *transporttest.Net, o refereeSetup) string {
 	t.Helper()
 	var caller transport.Caller = n.Client(time.Second)
-	if wrap != nil {
-		caller = wrap(caller)
+	if o.wrap != nil {
+		caller = o.wrap(caller)
 	}
-	late := &lateMux{}
-	ep := n.Serve(t, "referee", late)
+	late := &lateHandler{}
+	var ep string
+	if o.listen != nil {
+		ep = o.listen(late)
+	} else {
+		ep = n.Serve(t, "referee", late)
+	}
 	logs := &logWatch{msg: "registration failed, retrying", seen: make(chan struct{})}
 	ref := referee.New(referee.Options{
 		RequestedID: "REF01", MaxConcurrent: 2, Seed: 1,
@@ -58,11 +67,11 @@ func runRefereeCalling(t *testing.T, n *transporttest.Net, serve func(*transport
 		JoinTimeout: time.Second, ChoiceTimeout: time.Second, CallTimeout: time.Second,
 		Retry: transport.Retry{InitialDelay: 20 * time.Millisecond, Multiplier: 2, MaxDelay: 100 * time.Millisecond},
 	}, caller, slog.New(logs))
-	var srv transport.MessageServer = ref.Handler()
-	if serve != nil {
-		srv = serve(ref.Handler())
+	var h transport.Handler = ref.Handler()
+	if o.serve != nil {
+		h = o.serve(ref.Handler())
 	}
-	late.set(srv)
+	late.set(h)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = ref.Run(ctx) }()
@@ -94,20 +103,25 @@ func (l *logWatch) Handle(_ context.Context, r slog.Record) error {
 func (l *logWatch) WithAttrs([]slog.Attr) slog.Handler { return l }
 func (l *logWatch) WithGroup(string) slog.Handler      { return l }
 
-// lateMux serves a server that is made once its endpoint is known.
-type lateMux struct {
-	srv atomic.Pointer[transport.MessageServer]
+// lateHandler serves a handler that is made once its endpoint is known
+// (transport.Late, for any Handler); until then it answers E016.
+type lateHandler struct {
+	h atomic.Pointer[transport.Handler]
 }
 
-func (l *lateMux) set(s transport.MessageServer) { l.srv.Store(&s) }
+func (l *lateHandler) set(h transport.Handler) { l.h.Store(&h) }
 
-func (l *lateMux) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	return (*l.srv.Load()).ServeMessage(ctx, body, peer)
+func (l *lateHandler) ServeLeague(ctx context.Context, r *transport.Request) (any, error) {
+	h := l.h.Load()
+	if h == nil {
+		return nil, protocol.Errorf(protocol.ErrServiceUnavailable, "starting")
+	}
+	return (*h).ServeLeague(ctx, r)
 }
 
 func checkReferee(t *testing.T, n *transporttest.Net, ep string, o check.Options) *check.Report {
 	t.Helper()
-	o.Target, o.Network = ep, n
+	o.Target, o.Network, o.Post = ep, n, n.Post
 	if o.Timeout == 0 {
 		o.Timeout = testTimeout
 	}
@@ -127,7 +141,7 @@ func checkReferee(t *testing.T, n *transporttest.Net, ep string, o check.Options
 func TestOurRefereePasses(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		ep := runReferee(t, n, nil)
+		ep := runReferee(t, n, refereeSetup{})
 		r := checkReferee(t, n, ep, check.Options{})
 		explain(t, r)
 		all, failed := names(r)
@@ -145,19 +159,21 @@ func TestOurRefereePasses(t *testing.T) {
 // withoutTool answers -32601 for one tool, by its name or through
 // tools/call, as a referee without it would.
 type withoutTool struct {
-	next transport.MessageServer
+	next transport.Handler
 	tool string
 }
 
-func (w withoutTool) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	if strings.Contains(string(body), `"method":"`+w.tool+`"`) || strings.Contains(string(body), `"name":"`+w.tool+`"`) {
-		id := []byte("1")
-		if items, _ := protocol.DecodeRequests(body); len(items) == 1 {
-			id = items[0].ID
+func (w withoutTool) ServeLeague(ctx context.Context, r *transport.Request) (any, error) {
+	name := r.Method
+	if r.Method == protocol.MethodToolsCall {
+		if tc, err := protocol.DecodeToolCall(r.Params); err == nil {
+			name = tc.Name
 		}
-		return protocol.AppendError(nil, id, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found"))
 	}
-	return w.next.ServeMessage(ctx, body, peer)
+	if name == w.tool {
+		return nil, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found")
+	}
+	return w.next.ServeLeague(ctx, r)
 }
 
 // noticeWriter passes what the checker prints to a channel.
@@ -179,10 +195,10 @@ func TestRefereeWithoutManualRegister(t *testing.T) {
 		t.Run("registers", func(t *testing.T) {
 			is := is.New(t)
 			var mux *transport.Mux
-			ep := runReferee(t, n, func(m *transport.Mux) transport.MessageServer {
+			ep := runReferee(t, n, refereeSetup{serve: func(m *transport.Mux) transport.Handler {
 				mux = m
 				return withoutTool{m, "manual_register"}
-			})
+			}})
 			notices := make(noticeWriter, 4)
 			// The operator: reads the URL and registers the referee there,
 			// by a way the checker has not (as serve-referee --manager
@@ -200,7 +216,7 @@ func TestRefereeWithoutManualRegister(t *testing.T) {
 				_, url, _ := strings.Cut(msg, "--manager ")
 				url, _, _ = strings.Cut(url, " ")
 				params, _ := transport.EncodeParams(map[string]string{"manager_endpoint": url})
-				mux.ServeMessage(context.Background(), protocol.AppendRequest(nil, []byte("1"), "manual_register", params),
+				transport.ServeJSON(context.Background(), mux, protocol.AppendRequest(nil, []byte("1"), "manual_register", params),
 					transport.Peer{Network: "mem", Addr: "mem", Loopback: true})
 			}()
 			r := checkReferee(t, n, ep, check.Options{Notice: notices, Wait: 10 * time.Second})
@@ -212,7 +228,7 @@ func TestRefereeWithoutManualRegister(t *testing.T) {
 		})
 		t.Run("never registers", func(t *testing.T) {
 			is := is.New(t)
-			ep := runReferee(t, n, func(m *transport.Mux) transport.MessageServer { return withoutTool{m, "manual_register"} })
+			ep := runReferee(t, n, refereeSetup{serve: func(m *transport.Mux) transport.Handler { return withoutTool{m, "manual_register"} }})
 			start := time.Now()
 			r := checkReferee(t, n, ep, check.Options{Wait: 500 * time.Millisecond})
 			is.True(time.Since(start) < 5*time.Second) // it waited Wait, no more
@@ -226,34 +242,55 @@ func TestRefereeWithoutManualRegister(t *testing.T) {
 
 // TestRefereeEnvelope: a referee whose answers say "jsonrpc": "1.0" fails
 // the JSON-RPC envelope check, shown on its first answer, and no other.
+// HTTP only: a Handler's answers are framed by transport.ServeJSON, right,
+// so the broken envelopes are written as bytes.
 func TestRefereeEnvelope(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
-		is := is.New(t)
-		ep := runReferee(t, n, func(m *transport.Mux) transport.MessageServer {
-			return &rewriter{next: m, reply: editEnvelope(t, func(m map[string]jsontext.Value) { m["jsonrpc"] = jsontext.Value(`"1.0"`) })}
-		})
-		r := checkReferee(t, n, ep, check.Options{})
-		explain(t, r)
-		all, failed := names(r)
-		is.Equal(all, wantChecks(n, refereeChecks))
-		is.Equal(failed, []string{"JSON-RPC envelope"})
-		c, _ := r.Find("JSON-RPC envelope")
-		is.Equal(c.Detail, `4 of 4 answers break JSON-RPC 2.0; the first, to ping: "jsonrpc" is "1.0", not "2.0"`) // ping, manual_register, two START_MATCH
-		is.Equal(c.Sent, `{"jsonrpc":"2.0","method":"ping","id":1}`)
-	})
+	is := is.New(t)
+	n := transporttest.HTTP()
+	ep := runReferee(t, n, refereeSetup{listen: func(h transport.Handler) string {
+		return serveHTTPRaw(t, repliesEdited(h, editEnvelope(t, func(m map[string]jsontext.Value) { m["jsonrpc"] = jsontext.Value(`"1.0"`) })))
+	}})
+	r := checkReferee(t, n, ep, check.Options{})
+	explain(t, r)
+	all, failed := names(r)
+	is.Equal(all, refereeChecks)
+	is.Equal(failed, []string{"JSON-RPC envelope"})
+	c, _ := r.Find("JSON-RPC envelope")
+	is.Equal(c.Detail, `4 of 4 answers break JSON-RPC 2.0; the first, to ping: "jsonrpc" is "1.0", not "2.0"`) // ping, manual_register, two START_MATCH
+	is.Equal(c.Sent, `{"jsonrpc":"2.0","method":"ping","id":1}`)
 }
 
-// oneInviteAtATime makes a referee invite one player after the other: an
-// invitation waits until the one before it is answered.
+// oneInviteAtATime makes a referee invite one player after the other:
+// player B's invitation waits until player A's is answered.
 type oneInviteAtATime struct {
 	transport.Caller
-	mu sync.Mutex
+	mu      sync.Mutex
+	invited map[string]chan struct{} // by match: closed once player A was invited
 }
 
 func (c *oneInviteAtATime) Call(ctx context.Context, endpoint, method string, params, reply any) error {
-	if method == protocol.MethodHandleGameInvitation {
-		c.mu.Lock()
-		defer c.mu.Unlock()
+	inv, ok := params.(*protocol.GameInvitation)
+	if method != protocol.MethodHandleGameInvitation || !ok {
+		return c.Caller.Call(ctx, endpoint, method, params, reply)
+	}
+	c.mu.Lock()
+	if c.invited == nil {
+		c.invited = map[string]chan struct{}{}
+	}
+	aDone := c.invited[inv.MatchID]
+	if aDone == nil {
+		aDone = make(chan struct{})
+		c.invited[inv.MatchID] = aDone
+	}
+	c.mu.Unlock()
+	if inv.RoleInMatch == protocol.PlayerA {
+		defer close(aDone)
+	} else {
+		select { // B once A has answered, as a referee inviting in turn
+		case <-aDone:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	return c.Caller.Call(ctx, endpoint, method, params, reply)
 }
@@ -265,14 +302,14 @@ func (c *oneInviteAtATime) Call(ctx context.Context, endpoint, method string, pa
 // The checker's first player holds its answer for half the checker's
 // Timeout, waiting to see the other invitation come at once; the second
 // invitation then has what is left of the referee's join time (1 s in
-// runRefereeCalling). With the tests' 2 s Timeout nothing was left: the
+// runReferee). With the tests' 2 s Timeout nothing was left: the
 // test passed only by the few milliseconds a shared deadline may add, and
 // failed under load (a CI run: three checks failed in 21 s). With 1 s, it
 // has half a second.
 func TestInvitationsOneAfterTheOtherPass(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		ep := runRefereeCalling(t, n, nil, func(c transport.Caller) transport.Caller { return &oneInviteAtATime{Caller: c} })
+		ep := runReferee(t, n, refereeSetup{wrap: func(c transport.Caller) transport.Caller { return &oneInviteAtATime{Caller: c} }})
 		r := checkReferee(t, n, ep, check.Options{Timeout: time.Second})
 		_, failed := names(r)
 		is.Equal(len(failed), 0) // every check passes

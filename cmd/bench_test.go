@@ -10,7 +10,6 @@ import (
 
 	"github.com/leaguectl/leaguectl/config"
 	"github.com/leaguectl/leaguectl/internal/cputime"
-	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
@@ -37,15 +36,14 @@ func BenchmarkLeague(b *testing.B) {
 			var sent transport.Stats
 			start, cpu := time.Now(), cputime.Process()
 			for b.Loop() {
-				n := transporttest.MemInline() // as simulate runs it
+				n := transporttest.Mem()
 				if c.net == "http" {
 					n = transporttest.HTTP()
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-				words := protocol.NewWords() // as simulate shares them
-				client := newAgentClient(n, cfg, slog.New(slog.DiscardHandler), words)
+				client := newAgentClient(n, cfg, slog.New(slog.DiscardHandler))
 				lc, err := runLocalLeague(ctx, n, client,
-					leagueSpec{cfg: cfg, seed: 1, players: c.players, referees: 1, maxConcurrent: 10, strategies: strategies, words: words},
+					leagueSpec{cfg: cfg, seed: 1, players: c.players, referees: 1, maxConcurrent: 10, strategies: strategies},
 					slog.New(slog.DiscardHandler))
 				cancel()
 				n.CloseIdle()
@@ -53,20 +51,13 @@ func BenchmarkLeague(b *testing.B) {
 					b.Fatal(err)
 				}
 				matches += lc.TotalMatches
-				st := client.Stats()
-				sent.Messages += st.Messages
-				sent.Bytes += st.Bytes
+				sent.Messages += client.Stats().Messages
 			}
 			b.ReportMetric(float64(matches)/time.Since(start).Seconds(), "matches/s")
 			// CPU time is steadier than wall time on a shared machine: the
 			// number to compare changes by.
 			b.ReportMetric(float64((cputime.Process()-cpu).Microseconds())/float64(matches), "cpu-us/match")
-			// What a league costs on a network: its messages, and the bytes
-			// of their params, which grow with the cube of the players
-			// (every round, N standings rows to N players); in memory the
-			// broadcasts among them are shared, not copied.
 			b.ReportMetric(float64(sent.Messages)/float64(matches), "msgs/match")
-			b.ReportMetric(float64(sent.Bytes)/float64(b.N)/1e6, "wireMB/league")
 		})
 	}
 }

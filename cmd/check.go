@@ -104,6 +104,7 @@ func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
 	report, err := run(ctx, check.Options{
 		Target:       target,
 		Network:      httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, client, logger),
+		Post:         client.Post,
 		Timeout:      o.timeout,
 		MatchTimeout: o.timeoutMatch,
 		Wait:         o.wait,

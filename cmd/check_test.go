@@ -2,7 +2,10 @@ package cmd_test
 
 import (
 	"context"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +16,6 @@ import (
 
 	"github.com/leaguectl/leaguectl/check"
 	"github.com/leaguectl/leaguectl/player"
-	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
@@ -152,11 +154,16 @@ func TestCheckUnreachableCommand(t *testing.T) {
 	}
 }
 
-// fixedAnswer answers every request with the same body, whatever its id:
-// league fields right, JSON-RPC envelope wrong.
+// fixedAnswer answers every POST with the same body, whatever its id:
+// league fields right, JSON-RPC envelope wrong. It is a plain HTTP
+// handler, since no league.v2 server of ours gets an id wrong.
 type fixedAnswer []byte
 
-func (f fixedAnswer) ServeMessage(context.Context, []byte, transport.Peer) []byte { return f }
+func (f fixedAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(f)
+}
 
 // TestCheckBrokenEnvelopeCommand: the FAIL line of an agent whose answers
 // do not echo the request's id: one line, naming the first answer, what
@@ -164,14 +171,9 @@ func (f fixedAnswer) ServeMessage(context.Context, []byte, transport.Peer) []byt
 func TestCheckBrokenEnvelopeCommand(t *testing.T) {
 	is := is.New(t)
 	const answer = `{"jsonrpc":"2.0","result":{"protocol":"league.v2","sender":"player:P01"},"id":12345}`
-	l, err := httprpc.Serve("127.0.0.1:0", fixedAnswer(answer), httprpc.ServerConfig{}, nil)
-	is.NoErr(err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = l.Shutdown(ctx)
-	})
-	stdout, _, code := run(t, "check", "player", l.Endpoint())
+	srv := httptest.NewServer(fixedAnswer(answer))
+	t.Cleanup(srv.Close)
+	stdout, _, code := run(t, "check", "player", srv.URL+"/mcp")
 	is.Equal(code, 1)
 	var line string
 	for l := range strings.Lines(stdout) {

@@ -4,7 +4,6 @@ import (
 	"log/slog"
 
 	"github.com/leaguectl/leaguectl/config"
-	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
 )
@@ -17,14 +16,12 @@ func newHTTPCaller(cfg config.Config) *transport.Client {
 }
 
 // newAgentClient is the Client of agents: retries and breakers by the
-// config (spec/error-codes.md §5), breaker changes logged, the strings
-// of replies from words (shared with the process's agents; nil: none).
-func newAgentClient(rt transport.RoundTripper, cfg config.Config, logger *slog.Logger, words *protocol.Words) *transport.Client {
+// config (spec/error-codes.md §5), breaker changes logged.
+func newAgentClient(rt transport.RoundTripper, cfg config.Config, logger *slog.Logger) *transport.Client {
 	return transport.NewClient(rt, cfg.Timeouts.Generic,
 		transport.WithRetry(retryOf(cfg)),
 		transport.WithBreaker(transport.Breaker{Threshold: cfg.Breaker.FailureThreshold, ResetTimeout: cfg.Breaker.ResetTimeout}),
-		transport.WithLogger(logger),
-		transport.WithWords(words))
+		transport.WithLogger(logger))
 }
 
 // rateLimitOf is a server's limit per sender, which does not hold back the

@@ -61,7 +61,7 @@ func FuzzAgents(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"register_player","params":{"protocol":"league.v2","sender":"player:P01","player_meta":{"display_name":"A","version":"1","game_types":["even_odd"],"contact_endpoint":"mem://a"}},"id":2}`,
 		`{"jsonrpc":"2.0","method":"register_player","params":{"protocol":"league.v2","sender":"player:P02","player_meta":{"display_name":"B","version":"1","game_types":["even_odd"],"contact_endpoint":"mem://b"}},"id":3}`,
 	} {
-		if r, _ := protocol.DecodeResponse(mgrMux.ServeMessage(context.Background(), []byte(body), transport.Peer{})); r.Error != nil {
+		if r, _ := protocol.DecodeResponse(transport.ServeJSON(context.Background(), mgrMux, []byte(body), transport.Peer{})); r.Error != nil {
 			f.Fatalf("registration %d: %v", i, r.Error)
 		}
 	}
@@ -77,7 +77,7 @@ func FuzzAgents(f *testing.F) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		for _, m := range muxes {
-			reply := m.ServeMessage(ctx, body, peer)
+			reply := transport.ServeJSON(ctx, m, body, peer)
 			if reply != nil && !validResponse(reply) {
 				t.Fatalf("not JSON-RPC 2.0: %.300s", reply)
 			}

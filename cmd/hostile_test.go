@@ -208,7 +208,7 @@ type hostedLeague struct {
 	logger *slog.Logger
 	watch  *panicWatch
 	// serveAs, when set, is what serves player id in place of srv.
-	serveAs func(id string, srv transport.MessageServer) transport.MessageServer
+	serveAs func(id string, srv transport.Handler) transport.Handler
 }
 
 // hostedSeed is the seed of a hostedLeague's league.
@@ -224,8 +224,8 @@ func hostManager(t *testing.T, ctx context.Context, cfg config.Config, limit tra
 	logger := slog.New(watch)
 	client := httprpc.NewClient(httprpc.ClientConfig{})
 	t.Cleanup(client.CloseIdleConnections)
-	caller := newAgentClient(client, cfg, logger, nil)
-	mgrSrv := &transport.LateMux{}
+	caller := newAgentClient(client, cfg, logger)
+	mgrSrv := &transport.Late{}
 	srvCfg := httprpc.ServerConfig{ReadHeaderTimeout: 200 * time.Millisecond, ReadTimeout: 500 * time.Millisecond}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -261,7 +261,7 @@ func (h *hostedLeague) register(t *testing.T, ctx context.Context) {
 	t.Helper()
 	cfg, ep, mgr := h.cfg, h.ep, h.mgr
 	n := transporttest.HTTP()
-	refSrv := &transport.LateMux{}
+	refSrv := &transport.Late{}
 	refEP := n.Serve(t, "referee", refSrv)
 	ro := refereeOptions(cfg, hostedSeed)
 	ro.RequestedID, ro.DisplayName, ro.MaxConcurrent, ro.ManagerEndpoint, ro.Endpoint = "REF01", "Referee 01", 10, ep, refEP
@@ -270,8 +270,8 @@ func (h *hostedLeague) register(t *testing.T, ctx context.Context) {
 	go func() { _ = ref.Run(ctx) }()
 	for i := 1; i <= 4; i++ {
 		id := fmt.Sprintf("P%02d", i)
-		srv := &transport.LateMux{}
-		var served transport.MessageServer = srv
+		srv := &transport.Late{}
+		var served transport.Handler = srv
 		if h.serveAs != nil {
 			served = h.serveAs(id, srv)
 		}
@@ -399,21 +399,20 @@ func TestSpoofedSenderOnTheAgentsHost(t *testing.T) {
 // invitation carried, as won by its player, then serves the invitation
 // as the player would.
 type forger struct {
-	next   transport.MessageServer
+	next   transport.Handler
 	id     string
 	h      *hostedLeague
 	mu     sync.Mutex
 	forged []error
 }
 
-func (f *forger) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	items, _ := protocol.DecodeRequests(body)
-	if len(items) == 1 && items[0].Err == nil && items[0].Method == protocol.MethodHandleGameInvitation {
-		if msg, err := protocol.DecodeMessage(protocol.TypeGameInvitation, items[0].Params); err == nil {
+func (f *forger) ServeLeague(ctx context.Context, r *transport.Request) (any, error) {
+	if r.Method == protocol.MethodHandleGameInvitation {
+		if msg, err := protocol.DecodeMessage(protocol.TypeGameInvitation, r.Params); err == nil {
 			f.forge(ctx, msg.(*protocol.GameInvitation))
 		}
 	}
-	return f.next.ServeMessage(ctx, body, peer)
+	return f.next.ServeLeague(ctx, r)
 }
 
 func (f *forger) forge(ctx context.Context, inv *protocol.GameInvitation) {
@@ -451,7 +450,7 @@ func TestPlayerCannotReportInTheRefereesName(t *testing.T) {
 	cfg := config.Default()
 	h := hostManager(t, ctx, cfg, rateLimitOf(cfg, nil))
 	var f *forger
-	h.serveAs = func(id string, srv transport.MessageServer) transport.MessageServer {
+	h.serveAs = func(id string, srv transport.Handler) transport.Handler {
 		if id != "P01" {
 			return srv
 		}

@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/config"
-	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
-	"github.com/leaguectl/leaguectl/referee"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
@@ -90,29 +87,21 @@ func TestWholeLeagues(t *testing.T) {
 	all := strategiesOf(t, player.StrategyNames()...)
 	results := map[string]map[int][]protocol.StandingRow{}
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
-		net := path.Base(t.Name()) // mem, mem-inline, http
-		results[net] = map[int][]protocol.StandingRow{}
-		tables := protocol.NewTableCache()
+		results[n.Name] = map[int][]protocol.StandingRow{}
 		for players := 2; players <= 17; players++ {
 			t.Run(fmt.Sprint(players), func(t *testing.T) {
 				lc := playLeague(t, n, leagueSpec{cfg: cfg, seed: uint64(1000 + players), players: players,
-					referees: 1 + players%3, strategies: all, maxConcurrent: 2, tables: tables})
+					referees: 1 + players%3, strategies: all, maxConcurrent: 2})
 				checkInvariants(t, lc, players, cfg.Scoring)
-				results[net][players] = lc.FinalStandings
+				results[n.Name][players] = lc.FinalStandings
 			})
-		}
-		// Over the network every player is sent each table: all but the
-		// first to check one find it held (in memory a broadcast is
-		// shared decoded, and no table is kept).
-		if net == "http" && tables.Found() == 0 {
-			t.Error("no player found a table another had checked: the players do not share their TableCache")
 		}
 	})
 	is := is.New(t)
 	is.Equal(len(results), 3) // every network ran
 	for players := 2; players <= 17; players++ {
-		is.Equal(results["mem"][players], results["http"][players])        // same standings on every network
-		is.Equal(results["mem-inline"][players], results["http"][players]) // same standings on every network
+		is.Equal(results["mem"][players], results["http"][players])       // same standings on every network
+		is.Equal(results["mem-codec"][players], results["http"][players]) // same standings on every network
 	}
 }
 
@@ -148,20 +137,4 @@ func TestScoringConfig(t *testing.T) {
 			maxConcurrent: 3, strategies: strategiesOf(t, "random")})
 		checkInvariants(t, lc, 6, cfg.Scoring)
 	})
-}
-
-// TestAgentsShareWords: every agent's server reads its requests' strings
-// with the Words of its options.
-func TestAgentsShareWords(t *testing.T) {
-	is := is.New(t)
-	cfg := config.Default()
-	w := protocol.NewWords()
-	caller := transporttest.Mem().Client(time.Second)
-	logger := slog.New(slog.DiscardHandler)
-	mo, ro, po := managerOptions(cfg, 1), refereeOptions(cfg, 1), playerOptions(cfg, 1)
-	mo.Words, ro.Words, po.Words = w, w, w
-	is.Equal(league.New(mo, caller, logger).Handler().Words(), w)
-	is.Equal(referee.New(ro, caller, logger).Handler().Words(), w)
-	is.Equal(player.New(po, caller, logger).Handler().Words(), w)
-	is.Equal(player.New(playerOptions(cfg, 1), caller, logger).Handler().Words(), (*protocol.Words)(nil))
 }

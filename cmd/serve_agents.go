@@ -147,9 +147,11 @@ first line of stdout.`,
 				mo.TokenKey, mo.AllowUnknownTokens = tokenKey, o.allowUnknownTokens
 				mo.Endpoint, mo.MinPlayers, mo.RegistrationWindow = endpoint, o.minPlayers, window
 				mo.MaxPlayers, mo.MaxReferees = o.maxPlayers, o.maxReferees
-				mo.AdminToken, mo.Store, mo.Words = adminTokenFrom(o.adminToken), store, protocol.NewWords()
+				mo.AdminToken, mo.Store = adminTokenFrom(o.adminToken), store
 				mo.RefereeToken = refereeTokenFrom(o.refereeToken)
-				mgr := league.New(mo, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, mo.Words), logger)
+				client := newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger)
+				mo.ResetBreaker, mo.Batch = client.ResetBreaker, client.Batch
+				mgr := league.New(mo, client, logger)
 				if err := mgr.Restore(c.Context()); err != nil {
 					if errors.Is(err, league.ErrUnknownTokens) {
 						err = fmt.Errorf("%w (its token key is kept in %s.key)", err, dbPath)
@@ -224,11 +226,13 @@ URL is the first line of stdout.`,
 			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, o.manager, cfg, logger, func(endpoint string) (*agentServer, error) {
 				opts := refereeOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.MaxConcurrent = o.id, o.name, o.maxConcurrent
-				opts.ManagerEndpoint, opts.Endpoint, opts.Words = o.manager, endpoint, protocol.NewWords()
+				opts.ManagerEndpoint, opts.Endpoint = o.manager, endpoint
 				opts.RegistrationToken = refereeTokenFrom(o.refereeToken)
 				opts.PlayerEndpoints = o.players
 				opts.OnRegistered = name.set
-				ref := referee.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, opts.Words), logger)
+				client := newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger)
+				opts.ResetBreaker = client.ResetBreaker
+				ref := referee.New(opts, client, logger)
 				return &agentServer{mux: ref.Handler(), run: ref.Run, trusted: ref.Vouches}, nil
 			}))
 		},
@@ -285,7 +289,6 @@ is the first line of stdout.`,
 				opts := playerOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.Strategy = o.id, o.name, strategy
 				opts.ManagerEndpoint, opts.Endpoint, opts.Fault = o.manager, endpoint, fault
-				opts.Words = protocol.NewWords()
 				opts.OnRegistered = name.set
 				served := make(chan transport.Listener, 1)
 				if fault.Kind == player.FaultCrash {
@@ -296,7 +299,7 @@ is the first line of stdout.`,
 						_ = l.Close()
 					}
 				}
-				p := player.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger, opts.Words), logger)
+				p := player.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger), logger)
 				return &agentServer{mux: p.Handler(), run: p.Run, listening: func(l transport.Listener) { served <- l }}, nil
 			}))
 		},

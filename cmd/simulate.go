@@ -93,13 +93,13 @@ type simulateResult struct {
 
 // simulateStats is what the league cost. Messages counts the league.v2
 // requests the agents sent (a broadcast counts once per recipient); Bytes
-// is the size of their params as they go on a network, which in memory a
-// shared broadcast does not actually cost.
+// is the size of the request bodies sent over HTTP, absent in memory,
+// where nothing is encoded.
 type simulateStats struct {
 	ElapsedMS        int64   `json:"elapsed_ms"`
 	Matches          int     `json:"matches"`
 	Messages         uint64  `json:"messages"`
-	Bytes            uint64  `json:"bytes"`
+	Bytes            uint64  `json:"bytes,omitzero"`
 	MatchesPerSecond float64 `json:"matches_per_second"`
 }
 
@@ -180,16 +180,12 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 			return err
 		}
 	}
-	var nw transport.Network
-	switch o.transport {
-	case "mem":
-		bus := mem.NewBus()
-		bus.Inline() // every agent on it is one of ours, whose handlers end with their context
-		nw = bus
-	default:
+	var nw transport.Network = mem.NewBus()
+	var bytesSent func() uint64 // nil in memory, where nothing is encoded
+	if o.transport == "http" {
 		client := httprpc.NewClient(httprpc.ClientConfig{})
 		defer client.CloseIdleConnections()
-		nw = httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, client, logger)
+		nw, bytesSent = httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, client, logger), client.BytesSent
 	}
 	var store league.Store
 	if o.db != "" {
@@ -227,19 +223,19 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 		defer stop()
 	}
 	start := time.Now()
-	spec.words = protocol.NewWords() // the agents' and their client's
-	client := newAgentClient(nw, cfg, logger, spec.words)
+	client := newAgentClient(nw, cfg, logger)
 	lc, err := runLocalLeague(ctx, nw, client, spec, logger)
 	if err != nil {
 		return err
 	}
 	elapsed := time.Since(start)
 	bar.stop()
-	sent := client.Stats()
-	res := &simulateResult{LeagueCompleted: *lc, Seed: seed, Stats: &simulateStats{
-		ElapsedMS: elapsed.Milliseconds(), Matches: lc.TotalMatches, Messages: sent.Messages, Bytes: sent.Bytes,
-		MatchesPerSecond: float64(lc.TotalMatches) / max(elapsed.Seconds(), 1e-9),
-	}}
+	stats := &simulateStats{ElapsedMS: elapsed.Milliseconds(), Matches: lc.TotalMatches, Messages: client.Stats().Messages,
+		MatchesPerSecond: float64(lc.TotalMatches) / max(elapsed.Seconds(), 1e-9)}
+	if bytesSent != nil {
+		stats.Bytes = bytesSent()
+	}
+	res := &simulateResult{LeagueCompleted: *lc, Seed: seed, Stats: stats}
 	if o.output == "json" {
 		return writeJSON(o.stdout, res)
 	}

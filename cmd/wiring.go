@@ -26,8 +26,7 @@ type leagueSpec struct {
 	faults        map[string]player.Fault // by player id
 	store         league.Store            // nil: the league stays in memory
 	onResult      func(done, total int)
-	tables        *protocol.TableCache // shared by the players; nil: a new one
-	words         *protocol.Words      // shared by every agent (and best by caller); nil: a new one
+	onListen      func(name, endpoint string) // tests: told of each agent's endpoint
 }
 
 // agentOptions derive every agent's timing from the config.
@@ -77,9 +76,9 @@ func playerOptions(cfg config.Config, seed uint64) player.Options {
 
 // runLocalLeague plays a whole league on nw: the manager, every referee and
 // every player on an endpoint of its own, each calling the others through
-// caller, exactly as separate processes would. Ids are asked for (REF01…,
+// client, exactly as separate processes would. Ids are asked for (REF01…,
 // P01…) so that the league does not depend on who registers first.
-func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.Caller, spec leagueSpec, logger *slog.Logger) (*protocol.LeagueCompleted, error) {
+func runLocalLeague(ctx context.Context, nw transport.Network, client *transport.Client, spec leagueSpec, logger *slog.Logger) (*protocol.LeagueCompleted, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var listeners []transport.Listener
@@ -91,14 +90,17 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 		}
 	}()
 	var listener transport.Listener // the last one listen made
-	listen := func(name string) (*transport.LateMux, string, error) {
-		s := &transport.LateMux{}
+	listen := func(name string) (*transport.Late, string, error) {
+		s := &transport.Late{}
 		l, err := nw.Listen(name, s)
 		if err != nil {
 			return nil, "", &exitError{code: ExitNetwork, err: fmt.Errorf("listen %s: %w", name, err)}
 		}
 		listeners = append(listeners, l)
 		listener = l
+		if spec.onListen != nil {
+			spec.onListen(name, l.Endpoint())
+		}
 		return s, l.Endpoint(), nil
 	}
 
@@ -106,20 +108,14 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 	if err != nil {
 		return nil, err
 	}
-	// Every agent reads the same strings (senders, tokens, timestamps,
-	// match ids): one Words serves them all.
-	words := spec.words
-	if words == nil {
-		words = protocol.NewWords()
-	}
 	mo := managerOptions(spec.cfg, spec.seed)
-	mo.Words = words
+	mo.ResetBreaker, mo.Batch = client.ResetBreaker, client.Batch
 	mo.Endpoint, mo.MinPlayers, mo.MinReferees, mo.OnResult = mgrEndpoint, spec.players, spec.referees, spec.onResult
 	mo.Store = spec.store
 	if spec.store != nil {
 		mo.TokenKey = ephemeralTokenKey() // its league is never resumed
 	}
-	mgr := league.New(mo, caller, logger.With(slog.String("agent_id", "league_manager:"+league.ManagerID)))
+	mgr := league.New(mo, client, logger.With(slog.String("agent_id", "league_manager:"+league.ManagerID)))
 	if err := mgr.Restore(ctx); err != nil {
 		return nil, runtimeErr(err)
 	}
@@ -141,22 +137,16 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 			return nil, err
 		}
 		ro := refereeOptions(spec.cfg, spec.seed)
-		ro.Words = words
+		ro.ResetBreaker = client.ResetBreaker
 		ro.RequestedID, ro.DisplayName, ro.MaxConcurrent = id, "Referee "+id[3:], spec.maxConcurrent
 		ro.ManagerEndpoint, ro.Endpoint = mgrEndpoint, ep
-		ref := referee.New(ro, caller, logger.With(slog.String("agent_id", "referee:"+id)))
+		ref := referee.New(ro, client, logger.With(slog.String("agent_id", "referee:"+id)))
 		srv.Set(ref.Handler())
 		wg.Go(func() {
 			if err := ref.Run(ctx); err != nil && ctx.Err() == nil {
 				failed <- fmt.Errorf("referee %s: %w", id, err)
 			}
 		})
-	}
-	// The players share the tables they have checked: each is sent the
-	// same standings and matches every round.
-	tables := spec.tables
-	if tables == nil {
-		tables = protocol.NewTableCache()
 	}
 	for i := 1; i <= spec.players; i++ {
 		id := fmt.Sprintf("P%02d", i)
@@ -165,10 +155,9 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 			return nil, err
 		}
 		po := playerOptions(spec.cfg, spec.seed)
-		po.Words = words
 		po.RequestedID, po.DisplayName = id, "Player "+id[1:]
 		po.Strategy = spec.strategies[(i-1)%len(spec.strategies)]
-		po.ManagerEndpoint, po.Endpoint, po.Tables = mgrEndpoint, ep, tables
+		po.ManagerEndpoint, po.Endpoint = mgrEndpoint, ep
 		if f, ok := spec.faults[id]; ok {
 			po.Fault = f
 			if f.Kind == player.FaultCrash {
@@ -177,7 +166,7 @@ func runLocalLeague(ctx context.Context, nw transport.Network, caller transport.
 				po.OnRegistering = func() { _ = own.Close() }
 			}
 		}
-		p := player.New(po, caller, logger.With(slog.String("agent_id", "player:"+id)))
+		p := player.New(po, client, logger.With(slog.String("agent_id", "player:"+id)))
 		srv.Set(p.Handler())
 		wg.Go(func() {
 			if err := p.Run(ctx); err != nil && ctx.Err() == nil {

@@ -31,31 +31,21 @@ type toolServer struct {
 	calls atomic.Int64
 }
 
-func (s *toolServer) ServeMessage(ctx context.Context, body []byte, _ transport.Peer) []byte {
+func (s *toolServer) ServeLeague(ctx context.Context, r *transport.Request) (any, error) {
 	s.calls.Add(1)
-	items, _ := protocol.DecodeRequests(body)
-	in := items[0]
-	if in.Err != nil {
-		return protocol.AppendError(nil, in.ID, in.Err)
-	}
 	notFound := protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found")
-	if in.Method != protocol.MethodToolsCall {
-		return protocol.AppendError(nil, in.ID, notFound)
+	if r.Method != protocol.MethodToolsCall {
+		return nil, notFound
 	}
-	tc, err := protocol.DecodeToolCall(in.Params)
+	tc, err := protocol.DecodeToolCall(r.Params)
 	if err != nil {
-		return protocol.AppendError(nil, in.ID, protocol.NewRPCError(protocol.CodeInvalidParams, err.Error()))
+		return nil, protocol.NewRPCError(protocol.CodeInvalidParams, err.Error())
 	}
 	tool := s.tools[tc.Name]
 	if tool == nil {
-		return protocol.AppendError(nil, in.ID, notFound)
+		return nil, notFound
 	}
-	out, err := tool(ctx, tc.Arguments)
-	if err != nil {
-		return protocol.AppendError(nil, in.ID, protocol.ToRPCError(err))
-	}
-	b, _ := json.Marshal(out)
-	return protocol.AppendResult(nil, in.ID, protocol.WrapMCP(b))
+	return tool(ctx, tc.Arguments) // answered as MCP text content over the wire: the method was tools/call
 }
 
 var ack = map[string]string{"status": "ACK"}
@@ -224,7 +214,7 @@ func TestMixedDialectsLeague(t *testing.T) {
 				client := n.Client(5 * time.Second)
 				logger := slog.New(slog.DiscardHandler)
 
-				mgrSrv := &transport.LateMux{}
+				mgrSrv := &transport.Late{}
 				mgrEP := n.Serve(t, "manager", mgrSrv)
 				mgr := league.New(league.Options{LeagueID: "mixed", Seed: 9, Endpoint: mgrEP, MinPlayers: 4, MinReferees: 1,
 					CallTimeout: 5 * time.Second, MatchTimeout: 20 * time.Second}, client, logger)
@@ -240,7 +230,7 @@ func TestMixedDialectsLeague(t *testing.T) {
 						"display_name": "Referee-B", "version": "2.1.0", "game_types": []string{"even_odd"},
 						"contact_endpoint": ep, "max_concurrent_matches": 1})
 				} else {
-					refSrv := &transport.LateMux{}
+					refSrv := &transport.Late{}
 					ep := n.Serve(t, "referee", refSrv)
 					ref := referee.New(referee.Options{RequestedID: "REF01", MaxConcurrent: 2, Seed: 9, ManagerEndpoint: mgrEP,
 						Endpoint: ep, JoinTimeout: 5 * time.Second, ChoiceTimeout: 5 * time.Second, CallTimeout: 5 * time.Second},
@@ -259,7 +249,7 @@ func TestMixedDialectsLeague(t *testing.T) {
 					is.Equal(got, fmt.Sprintf("P%02d", i+1)) // the manager picks the ids
 				}
 				for i := 3; i <= 4; i++ {
-					ours = append(ours, ourPlayer(ctx, func(name string, srv transport.MessageServer) string { return n.Serve(t, name, srv) },
+					ours = append(ours, ourPlayer(ctx, func(name string, srv transport.Handler) string { return n.Serve(t, name, srv) },
 						client, i, 9, mgrEP))
 				}
 				awaitLeague(t, ctx, result)
@@ -290,19 +280,16 @@ func TestMixedDialectsLeague(t *testing.T) {
 // typesOnly is a dialect-a agent's routing around one of ours: a request
 // whose method is not a message type (GAME_INVITATION, …) is -32601.
 type typesOnly struct {
-	next    transport.MessageServer
+	next    transport.Handler
 	refused atomic.Int64
 }
 
-func (s *typesOnly) ServeMessage(ctx context.Context, body []byte, p transport.Peer) []byte {
-	items, _ := protocol.DecodeRequests(body)
-	if len(items) == 1 && items[0].Err == nil {
-		if t, ok := protocol.MethodType(items[0].Method); !ok || string(t) != items[0].Method {
-			s.refused.Add(1)
-			return protocol.AppendError(nil, items[0].ID, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found"))
-		}
+func (s *typesOnly) ServeLeague(ctx context.Context, r *transport.Request) (any, error) {
+	if t, ok := protocol.MethodType(r.Method); !ok || string(t) != r.Method {
+		s.refused.Add(1)
+		return nil, protocol.NewRPCError(protocol.CodeMethodNotFound, "Method not found")
 	}
-	return s.next.ServeMessage(ctx, body, p)
+	return s.next.ServeLeague(ctx, r)
 }
 
 // TestDialectALeague: every agent, the manager included, answers only
@@ -317,19 +304,19 @@ func TestDialectALeague(t *testing.T) {
 		client := n.Client(5 * time.Second)
 		logger := slog.New(slog.DiscardHandler)
 		var strict []*typesOnly
-		serve := func(name string, srv *transport.LateMux) string {
+		serve := func(name string, srv *transport.Late) string {
 			s := &typesOnly{next: srv}
 			strict = append(strict, s)
 			return n.Serve(t, name, s)
 		}
-		mgrSrv := &transport.LateMux{}
+		mgrSrv := &transport.Late{}
 		mgrEP := serve("manager", mgrSrv)
 		mgr := league.New(league.Options{LeagueID: "dialect-a", Seed: 4, Endpoint: mgrEP, MinPlayers: 3, MinReferees: 1,
 			CallTimeout: 5 * time.Second, MatchTimeout: 20 * time.Second}, client, logger)
 		mgrSrv.Set(mgr.Handler())
 		result := make(chan error, 1)
 		go func() { _, err := mgr.Run(ctx); result <- err }()
-		refSrv := &transport.LateMux{}
+		refSrv := &transport.Late{}
 		refEP := serve("referee", refSrv)
 		ref := referee.New(referee.Options{RequestedID: "REF01", MaxConcurrent: 2, Seed: 4, ManagerEndpoint: mgrEP,
 			Endpoint: refEP, JoinTimeout: 5 * time.Second, ChoiceTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, client, logger)
@@ -337,8 +324,8 @@ func TestDialectALeague(t *testing.T) {
 		go func() { _ = ref.Run(ctx) }()
 		var players []*player.Player
 		for i := 1; i <= 3; i++ {
-			players = append(players, ourPlayer(ctx, func(name string, srv transport.MessageServer) string {
-				return serve(name, srv.(*transport.LateMux))
+			players = append(players, ourPlayer(ctx, func(name string, srv transport.Handler) string {
+				return serve(name, srv.(*transport.Late))
 			}, client, i, 4, mgrEP))
 		}
 		awaitLeague(t, ctx, result)
@@ -360,9 +347,9 @@ func TestDialectALeague(t *testing.T) {
 
 // ourPlayer starts our player P0<i>, served through serve, registering
 // with the manager at mgrEP, until ctx ends.
-func ourPlayer(ctx context.Context, serve func(name string, srv transport.MessageServer) string, client transport.Caller,
+func ourPlayer(ctx context.Context, serve func(name string, srv transport.Handler) string, client transport.Caller,
 	i int, seed uint64, mgrEP string) *player.Player {
-	srv := &transport.LateMux{}
+	srv := &transport.Late{}
 	ep := serve(fmt.Sprintf("player-%d", i), srv)
 	p := player.New(player.Options{RequestedID: fmt.Sprintf("P%02d", i), Seed: seed, ManagerEndpoint: mgrEP,
 		Endpoint: ep, CallTimeout: 5 * time.Second}, client, slog.New(slog.DiscardHandler))

@@ -55,6 +55,7 @@ type harness struct {
 	t      *testing.T
 	n      *transporttest.Net
 	c      *transport.Client
+	sent   *batchCounter // the manager's client's network
 	mgr    *league.Manager
 	ep     string
 	ctx    context.Context // ends with the test, or after 10 s
@@ -106,8 +107,15 @@ func newHarness(t *testing.T, n *transporttest.Net, opts league.Options) *harnes
 func newHarnessAt(t *testing.T, n *transporttest.Net, name string, opts league.Options) *harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	h := &harness{t: t, n: n, c: n.Client(time.Second), ctx: ctx, cancel: cancel, runErr: make(chan error, 1)}
+	sent := &batchCounter{RoundTripper: n, batches: map[string]int{}}
+	h := &harness{t: t, n: n, c: transport.NewClient(sent, time.Second), sent: sent, ctx: ctx, cancel: cancel, runErr: make(chan error, 1)}
 	opts = defaults(opts)
+	if opts.Batch == nil {
+		opts.Batch = h.c.Batch
+	}
+	if opts.ResetBreaker == nil {
+		opts.ResetBreaker = h.c.ResetBreaker
+	}
 	if opts.OnResult == nil {
 		opts.OnResult = func(done, total int) {
 			// It may ask the manager, while other results are counted.
@@ -196,7 +204,7 @@ func (h *harness) roundTrip(body string) rawResponse {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(h.ctx, 2*time.Second)
 	defer cancel()
-	out, err := h.n.RoundTrip(ctx, h.ep, []byte(body))
+	out, err := h.n.Post(ctx, h.ep, []byte(body))
 	if err != nil {
 		h.t.Fatalf("round trip: %v", err)
 	}
@@ -210,7 +218,7 @@ func (h *harness) roundTrip(body string) rawResponse {
 // serveRaw serves body on the manager's handler as if it came from peer.
 func (h *harness) serveRaw(handler *transport.Mux, body string, peer transport.Peer) rawResponse {
 	h.t.Helper()
-	out := handler.ServeMessage(h.ctx, []byte(body), peer)
+	out := transport.ServeJSON(h.ctx, handler, []byte(body), peer)
 	var r rawResponse
 	if err := json.Unmarshal(out, &r); err != nil {
 		h.t.Fatalf("reply %s: %v", out, err)
@@ -341,39 +349,36 @@ type fakePlayer struct {
 	mu            sync.Mutex
 	got           []protocol.Message
 	holds         map[string]*hold // by describe(msg)
-	batches       int              // bodies that came as a batch
+	sent          *batchCounter    // the manager's batches
 	more          chan struct{}    // has a value after a message is recorded
 }
 
-// countBatches serves a player's mux, counting the batches it is sent.
-type countBatches struct {
-	*transport.Mux
-	p *fakePlayer
+// batchCounter carries the manager's calls, counting the exchanges of
+// more than one call to each endpoint: the batches.
+type batchCounter struct {
+	transport.RoundTripper
+	mu      sync.Mutex
+	batches map[string]int
 }
 
-func (c countBatches) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	c.count(body)
-	return c.Mux.ServeMessage(ctx, body, peer)
-}
-
-// AppendMessage overrides the Mux's, which networks call when a server
-// has it.
-func (c countBatches) AppendMessage(ctx context.Context, dst, body []byte, peer transport.Peer) []byte {
-	c.count(body)
-	return c.Mux.AppendMessage(ctx, dst, body, peer)
-}
-
-func (c countBatches) count(body []byte) {
-	if len(body) > 0 && body[0] == '[' {
-		c.p.mu.Lock()
-		c.p.batches++
-		c.p.mu.Unlock()
+func (b *batchCounter) RoundTrip(ctx context.Context, endpoint string, calls ...*transport.Call) error {
+	if len(calls) > 1 {
+		b.mu.Lock()
+		b.batches[endpoint]++
+		b.mu.Unlock()
 	}
+	return b.RoundTripper.RoundTrip(ctx, endpoint, calls...)
+}
+
+func (b *batchCounter) to(endpoint string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.batches[endpoint]
 }
 
 func (h *harness) player(id string) *fakePlayer {
 	h.t.Helper()
-	p := &fakePlayer{id: id, more: make(chan struct{}, 1)}
+	p := &fakePlayer{id: id, more: make(chan struct{}, 1), sent: h.sent}
 	mux := transport.NewMux(nil)
 	record := func(ctx context.Context, r *transport.Request) (any, error) {
 		p.mu.Lock()
@@ -399,7 +404,7 @@ func (h *harness) player(id string) *fakePlayer {
 		protocol.TypeRoundCompleted, protocol.TypeLeagueCompleted} {
 		mux.HandleFunc(string(t), record)
 	}
-	p.ep = h.n.Serve(h.t, "player-"+id, countBatches{Mux: mux, p: p})
+	p.ep = h.n.Serve(h.t, "player-"+id, mux)
 	resp, err := h.registerPlayer("player:"+id, p.ep)
 	if err != nil || resp.Status != protocol.StatusAccepted || resp.PlayerID != id {
 		h.t.Fatalf("register %s: %+v %v", id, resp, err)
@@ -457,11 +462,8 @@ func (p *fakePlayer) waitMessages(t *testing.T, n int) {
 	}
 }
 
-func (p *fakePlayer) batchesHad() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.batches
-}
+// batchesHad is how many batches the manager sent the player.
+func (p *fakePlayer) batchesHad() int { return p.sent.to(p.ep) }
 
 func (p *fakePlayer) messages() []protocol.Message {
 	p.mu.Lock()

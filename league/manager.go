@@ -20,7 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 )
@@ -95,10 +94,15 @@ type Options struct {
 	// assignments and the results, each written before it is acknowledged;
 	// call Restore before serving.
 	Store Store
-	// Words, when set, holds the strings of the requests its server is
-	// sent, shared with the other agents and the clients of the process
-	// (protocol.Words, transport.WithWords); nil allocates each.
-	Words *protocol.Words
+	// ResetBreaker, when set, closes the circuit breaker its caller keeps
+	// for an endpoint (transport.Client.ResetBreaker): called for an agent
+	// that registered again after a restart, which an open breaker would
+	// otherwise shut out until its reset timeout.
+	ResetBreaker func(endpoint string)
+	// Batch, when set, sends one agent several calls as one JSON-RPC
+	// batch where it takes batches (transport.Client.Batch); the end of a
+	// round then goes to each player in one exchange instead of three.
+	Batch func(ctx context.Context, endpoint string, calls ...*transport.Call)
 }
 
 // agent is a registered referee or player.
@@ -108,12 +112,9 @@ type agent struct {
 	// token is kept in memory only, to send the agent its own token; what
 	// is stored and compared is tokenHash, and nonce when the token was
 	// made with Options.TokenKey (deriveToken).
-	token     string
-	tokenHash [sha256.Size]byte
-	nonce     []byte
-	// recipient is token encoded for broadcasts (protocol.Recipient), made
-	// when token is set: once an agent, not once a round.
-	recipient    protocol.Recipient
+	token        string
+	tokenHash    [sha256.Size]byte
+	nonce        []byte
 	capacity     int // referees: max_concurrent_matches
 	registeredAt time.Time
 	// mark is the inMatchOrder call that last took the agent; under mu.
@@ -127,10 +128,8 @@ type agent struct {
 	instance string
 }
 
-// setToken sets the token to send a, and its encoding for broadcasts.
-func (a *agent) setToken(token string) {
-	a.token, a.recipient = token, protocol.NewRecipient(token)
-}
+// setToken sets the token to send a.
+func (a *agent) setToken(token string) { a.token = token }
 
 // match is a scheduled match and what became of it.
 type match struct {
@@ -167,9 +166,6 @@ type Manager struct {
 	log    *slog.Logger
 	clock  func() time.Time
 
-	// pool runs the manager's calls, and a round's matches, on goroutines
-	// kept between them.
-	pool gopool.Pool
 	// closedDone is the done channel of every counted match.
 	closedDone chan struct{}
 	origin     protocol.Origin
@@ -208,8 +204,6 @@ type Manager struct {
 	final        *protocol.LeagueCompleted
 	slots        *pool
 	marks        uint64 // inMatchOrder's calls so far: see agent.mark
-	// sizes is the length of the last broadcast encoded, by method.
-	sizes map[string]int
 
 	// notifyMu guards notified, the results OnResult has been told of; it
 	// is never taken with mu held.
@@ -245,7 +239,6 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 		opts: opts, caller: caller, log: logger, clock: opts.Clock,
 		state:      StateRegistration,
 		agents:     map[string]*agent{},
-		sizes:      map[string]int{},
 		endpoints:  map[seat]string{},
 		recording:  map[*match]chan struct{}{},
 		table:      newTable(opts.Scoring),
@@ -265,7 +258,6 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 // Handler returns the manager's methods.
 func (m *Manager) Handler() *transport.Mux {
 	mux := transport.NewMux(m.log)
-	mux.ShareWords(m.opts.Words)
 	mux.HandleFunc(string(protocol.TypeRefereeRegisterRequest), m.onRegisterReferee)
 	mux.HandleFunc(string(protocol.TypeLeagueRegisterRequest), m.onRegisterPlayer)
 	mux.HandleFunc(string(protocol.TypeMatchResultReport), m.onReport)
@@ -565,8 +557,8 @@ func (m *Manager) rejoin(ctx context.Context, a *agent, proof string, capacity i
 	}
 	a.tokenHash, a.nonce, a.instance = hash, nonce, proof
 	// Back: calls to it are not refused by a breaker its absence opened.
-	if r, ok := m.caller.(transport.BreakerResetter); ok {
-		r.ResetBreaker(a.endpoint)
+	if m.opts.ResetBreaker != nil {
+		m.opts.ResetBreaker(a.endpoint)
 	}
 	if capacity != a.capacity {
 		m.log.LogAttrs(ctx, slog.LevelInfo, "referee's max_concurrent_matches changed", slog.String("referee_id", a.id),

@@ -269,8 +269,8 @@ func TestNoRejoinOnceCompleted(t *testing.T) {
 // lateServer serves whatever mux it is given last.
 type lateServer struct{ m atomic.Pointer[transport.Mux] }
 
-func (l *lateServer) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	return l.m.Load().ServeMessage(ctx, body, peer)
+func (l *lateServer) ServeLeague(ctx context.Context, r *transport.Request) (any, error) {
+	return l.m.Load().ServeLeague(ctx, r)
 }
 
 // TestSecretShownToAnotherManager: a referee that manual_register sends to

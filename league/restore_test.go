@@ -732,19 +732,16 @@ func TestRestoreBeforeRoundClosed(t *testing.T) {
 
 		h1.stop()
 		is.NoErr(s1.Close())
-		// The crash ends the call P04 holds. One call per message (in
-		// memory), the manager that crashed sends nothing after it; over
-		// HTTP the round's end came as one batch, whose server serves the
-		// rest of it, so P04 also has that manager's ROUND_ANNOUNCEMENT 2
-		// before the restarted manager tells the round's end again (a
-		// repeat a crash can make in other timings too).
+		// The crash ends the call P04 holds. The round's end came as one
+		// batch, whose server serves the rest of it, so P04 also has that
+		// manager's ROUND_ANNOUNCEMENT 2 before the restarted manager
+		// tells the round's end again (a repeat a crash can make in other
+		// timings too).
 		players[3].heldLeft(t, "ROUND_COMPLETED 1")
 		release()
-		if n.Name == "http" {
-			players[3].waitMessages(t, told[3]+1)
-			is.Equal(describe(players[3].messages()[told[3]]), "ROUND_ANNOUNCEMENT 2")
-			told[3]++
-		}
+		players[3].waitMessages(t, told[3]+1)
+		is.Equal(describe(players[3].messages()[told[3]]), "ROUND_ANNOUNCEMENT 2")
+		told[3]++
 
 		s2 := openStore(t, path)
 		h2 := newHarnessAt(t, n, "league_manager-restarted", league.Options{Store: s2})

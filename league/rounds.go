@@ -10,11 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/leaguectl/leaguectl/internal/deadline"
-	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/internal/rng"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
+	"golang.org/x/sync/errgroup"
 )
 
 // Run waits for the league to start, plays every round, tells every agent
@@ -52,17 +51,12 @@ func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
 	// are not played again.
 	var told *telling
 	defer func() { told.wait() }() // nothing is left sending when Run returns
-	// A dispatched match's time runs from a deadline shared with the
-	// matches dispatched within a few milliseconds of it: one timer for
-	// them all, not one each.
-	matchTime := deadline.New(ctx, m.opts.MatchTimeout, 0, nil)
-	defer matchTime.Stop()
 	if closed < rounds {
 		told = m.tell(ctx, m.inMatchOrder(closed+1), []step{m.announcement(closed + 1)})
 	}
 	for r := closed + 1; r <= rounds; r++ {
 		var err error
-		if told, err = m.playRound(ctx, r, told, matchTime); err != nil {
+		if told, err = m.playRound(ctx, r, told); err != nil {
 			return nil, err
 		}
 	}
@@ -88,35 +82,24 @@ func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
 // Three waits for the slowest of N calls a round become one (64 players
 // over HTTP: about 2,230 → 2,570 matches/s), and a slow player delays its
 // own match, not the round.
-func (m *Manager) playRound(ctx context.Context, r int, told *telling, matchTime *deadline.Shared) (*telling, error) {
+func (m *Manager) playRound(ctx context.Context, r int, told *telling) (*telling, error) {
 	m.mu.Lock()
 	// A restored manager may have counted matches of the round after r
 	// already: the round under way does not step back.
 	m.round = max(m.round, r)
 	ms := m.rounds[r-1]
-	last := r == len(m.rounds)
 	m.mu.Unlock()
 	log := m.log.With(slog.Int("round_id", r))
 	log.LogAttrs(ctx, slog.LevelInfo, "round started", slog.Int("matches", len(ms)))
 
-	// The matches run on the manager's pool: a goroutine kept from the
-	// round before has the stack a match needs, a new one grows it.
-	wg := gopool.Group{Pool: &m.pool}
+	var wg sync.WaitGroup
 	for _, mt := range ms {
 		wg.Go(func() {
 			if told.heard(ctx, mt.A) && told.heard(ctx, mt.B) {
-				m.runMatch(ctx, mt, matchTime)
+				m.runMatch(ctx, mt)
 			}
 		})
 	}
-	// The round's end goes to every player, those of the next round's
-	// first match first: that much of its telling is made while the round
-	// is played.
-	ending := r + 1
-	if last {
-		ending = r
-	}
-	end := m.prepareTell(m.inMatchOrder(ending))
 	wg.Wait()
 	told.wait() // the round before is closed, and every player heard of this one
 	if err := ctx.Err(); err != nil {
@@ -173,10 +156,12 @@ func (m *Manager) playRound(ctx context.Context, r int, told *telling, matchTime
 				slog.Int("draws", summary.Draws), slog.Int("technical_losses", summary.TechnicalLosses))
 		},
 	}}
+	// The round's end goes to every player, those of the next round's
+	// first match first, so that it can start first.
 	if next == nil {
-		return end.start(ctx, m, steps), nil
+		return m.tell(ctx, m.inMatchOrder(r), steps), nil
 	}
-	return end.start(ctx, m, append(steps, m.announcement(*next))), nil
+	return m.tell(ctx, m.inMatchOrder(*next), append(steps, m.announcement(*next))), nil
 }
 
 // announcement is the ROUND_ANNOUNCEMENT of round r.
@@ -295,7 +280,7 @@ func interleave(slots []*agent) []*agent {
 // match timeout pass without a report, loses the match to another referee
 // (or to itself, once it is back); a report that comes late from an
 // earlier referee still counts if no other came first.
-func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.Shared) {
+func (m *Manager) runMatch(ctx context.Context, mt *match) {
 	done := m.doneOf(mt)
 	select {
 	case <-done:
@@ -331,9 +316,9 @@ func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.S
 
 		// The match timeout from now (and within ctx): for the START_MATCH
 		// call, and for the result.
-		within := matchTime.Get()
+		within, cancel := context.WithTimeout(ctx, m.opts.MatchTimeout)
 		callErr := make(chan error, 1)
-		m.pool.Go(func() { callErr <- m.startMatch(within, ref, token, mt) })
+		go func() { callErr <- m.startMatch(within, ref, token, mt) }()
 		lost := false
 		select {
 		case <-done:
@@ -366,6 +351,7 @@ func (m *Manager) runMatch(ctx context.Context, mt *match, matchTime *deadline.S
 					slog.String("match_id", mt.MatchID), slog.String("referee_id", ref.id))
 			}
 		}
+		cancel()
 		if lost && ctx.Err() == nil {
 			// Refused, unreachable, restarted or silent: no other match
 			// for it while another referee takes them.
@@ -664,181 +650,105 @@ type step struct {
 // recipient gets them in order, one after the other, independently of the
 // others.
 type telling struct {
-	wg    gopool.Group
 	to    []*agent                 // the recipients, in the order they are told
 	heads map[string]chan struct{} // a recipient's is closed when it has had every message
+	done  chan struct{}            // closed when every recipient has had every message
 }
 
 // tell starts sending each recipient the messages of steps, in order, and
 // returns without waiting.
 //
-// A message, without auth_token, is encoded once (protocol.Broadcast): each
-// recipient gets those bytes with its own token, or, in this process, the
-// message itself by reference; so a broadcast of the standings to N
-// players costs one encoding of N rows, not N. A message changes no
-// result, and a retry arriving late would overtake the next one, so each
-// recipient gets one attempt at each: one that cannot be told is logged
-// and costs at most one call timeout (and, once its breaker is open,
-// nothing).
+// A message is built once for all its recipients (protocol.Broadcast):
+// each gets a copy of its top level with its own token, sharing the rest,
+// validated once and, over a network, encoded once; so a broadcast of the
+// standings to N players costs one table of N rows, not N. A message
+// changes no result, and a retry arriving late would overtake the next
+// one, so each recipient gets one attempt at each: one that cannot be told
+// is logged and costs at most one call timeout (and, once its breaker is
+// open, nothing). At most BroadcastConcurrency recipients are being told
+// at once.
 //
-// A recipient whose server serves a JSON-RPC batch in order (ours, over
-// HTTP: transport.Batcher) gets the messages as one batch, one exchange
-// instead of one each, with as many call timeouts as it has messages.
-// Its server serves every message of the batch in order even after the
-// caller gave up on it, so a recipient slow with one message still has
-// the ones after it, as it would with a call each.
+// With Options.Batch, a recipient gets the messages as one JSON-RPC batch
+// where it takes batches (transport.Client.Batch): one exchange instead of
+// one each, with as many call timeouts as it has messages.
 func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling {
-	return m.prepareTell(to).start(ctx, m, steps)
-}
-
-// prepareTell makes a telling to each of to, in order, not started yet:
-// what does not depend on the messages, made before they exist (while the
-// round before is being played) rather than between a round's last result
-// and the first message of its end, when one goroutine works and the other
-// cores wait.
-func (m *Manager) prepareTell(to []*agent) *telling {
-	t := &telling{wg: gopool.Group{Pool: &m.pool}, to: to, heads: make(map[string]chan struct{}, len(to))}
+	t := &telling{to: to, heads: make(map[string]chan struct{}, len(to)), done: make(chan struct{})}
 	for _, a := range to {
 		t.heads[a.id] = make(chan struct{})
 	}
-	return t
-}
-
-// start starts sending each recipient of t the messages of steps, in
-// order, and returns t without waiting.
-func (t *telling) start(ctx context.Context, m *Manager, steps []step) *telling {
-	to := t.to
 	ctx = transport.NoRetry(ctx)
 	msgs := make([]*protocol.Broadcast, len(steps))
-	// Each message is encoded into a buffer the size of the last one of
-	// its kind, and some room: the standings grow a little a round.
-	m.mu.Lock()
-	sizes := make([]int, len(steps))
 	for k, s := range steps {
-		sizes[k] = m.sizes[s.method]
-	}
-	m.mu.Unlock()
-	for k, s := range steps {
-		b, err := protocol.NewBroadcastSize(s.msg, sizes[k]+sizes[k]/8)
+		b, err := protocol.NewBroadcast(s.msg)
 		if err != nil {
-			m.log.LogAttrs(ctx, slog.LevelError, "cannot encode a broadcast", slog.String("method", s.method), slog.Any("error", err))
-		} else {
-			sizes[k] = b.Len()
+			m.log.LogAttrs(ctx, slog.LevelError, "cannot broadcast", slog.String("method", s.method), slog.Any("error", err))
 		}
 		msgs[k] = b // nil: not sent
 	}
-	// The recipients' own members (their tokens, encoded once an agent)
-	// are read under one lock, not one each.
-	recipients := make([]protocol.Recipient, len(to))
+	tokens := make([]string, len(to))
 	m.mu.Lock()
-	for k, s := range steps {
-		m.sizes[s.method] = sizes[k]
-	}
 	for i, a := range to {
-		recipients[i] = a.recipient
+		tokens[i] = a.token
 	}
 	m.mu.Unlock()
-	// Every step's message to every recipient, in one allocation; each is
-	// filled in by the worker that sends it.
-	addressed := make([]protocol.Addressed, len(steps)*len(to))
-	// BroadcastConcurrency workers take the recipients in order: as many
-	// calls in flight as a goroutine per recipient behind a semaphore, for
-	// a goroutine hand-over per worker instead of one per recipient. This
-	// goroutine starts the first; each starts the next before its first
-	// call, so that the hand-overs are not all made here, one after the
-	// other, before the first message goes.
-	workers := min(m.opts.BroadcastConcurrency, len(to))
-	dl := deadline.New(ctx, m.opts.CallTimeout, 0, nil)
-	var next, left, hired atomic.Int64
-	left.Store(int64(workers))
 	had := make([]atomic.Int64, len(steps))
-	// A recipient that serves batches in order gets the messages as one
-	// batch: one exchange, one deadline.
-	batcher, _ := m.caller.(transport.Batcher)
-	sending := 0
-	for _, b := range msgs {
-		if b != nil {
-			sending++
+	tellOne := func(i int) {
+		a := to[i]
+		calls := make([]*transport.Call, 0, len(steps))
+		for k, s := range steps {
+			if msgs[k] != nil {
+				calls = append(calls, &transport.Call{Method: s.method, Params: msgs[k].To(tokens[i])})
+			}
 		}
-	}
-	if sending < 2 {
-		batcher = nil
-	}
-	bdl := deadline.New(ctx, time.Duration(sending)*m.opts.CallTimeout, 0, nil)
-	// address is step k's message to recipient i.
-	address := func(k, i int) *protocol.Addressed {
-		a := &addressed[k*len(to)+i]
-		*a = msgs[k].For(recipients[i])
-		return a
-	}
-	var work func()
-	// hire starts the next worker, if one is left to start. A worker
-	// running holds the group open while it starts the next.
-	hire := func() {
-		if hired.Add(1) <= int64(workers) {
-			t.wg.Go(work)
+		m.send(ctx, a.endpoint, calls)
+		for _, c := range calls {
+			if c.Err != nil {
+				m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", c.Method),
+					slog.String("recipient", a.id), slog.String("error", c.Err.Error()))
+			}
 		}
-	}
-	work = func() {
-		defer func() {
-			if left.Add(-1) == 0 {
-				dl.Stop()
-				bdl.Stop()
-			}
-		}()
-		hire()
-		for {
-			i := int(next.Add(1)) - 1
-			if i >= len(to) {
-				// The workers not started yet would find no recipient:
-				// they are counted as done (this one's own count keeps
-				// left above zero until it returns).
-				if n := int64(workers) - hired.Swap(int64(workers)); n > 0 {
-					left.Add(-n)
-				}
-				return
-			}
-			a := to[i]
-			var errs []error
-			if batcher != nil && batcher.Batches(a.endpoint) {
-				calls := make([]transport.BatchCall, 0, sending)
-				for k, s := range steps {
-					if msgs[k] != nil {
-						calls = append(calls, transport.BatchCall{Method: s.method, Params: address(k, i)})
-					}
-				}
-				errs = batcher.CallBatch(bdl.Get(), a.endpoint, calls)
-			}
-			for k, s := range steps {
-				if msgs[k] != nil {
-					var err error
-					if errs != nil {
-						err, errs = errs[0], errs[1:]
-					} else {
-						err = m.caller.Call(dl.Get(), a.endpoint, s.method, address(k, i), nil)
-					}
-					if err != nil {
-						m.log.LogAttrs(ctx, slog.LevelInfo, "broadcast not delivered", slog.String("method", s.method),
-							slog.String("agent_id", a.id), slog.String("error", err.Error()))
-					}
-				}
-				if s.then != nil && had[k].Add(1) == int64(len(to)) {
-					s.then()
-				}
-			}
-			close(t.heads[a.id])
-		}
-	}
-	if workers > 0 {
-		hire()
-	} else {
-		for _, s := range steps {
-			if s.then != nil {
+		for k, s := range steps {
+			if s.then != nil && had[k].Add(1) == int64(len(to)) {
 				s.then()
 			}
 		}
+		close(t.heads[a.id])
 	}
+	go func() {
+		defer close(t.done)
+		if len(to) == 0 {
+			for _, s := range steps {
+				if s.then != nil {
+					s.then()
+				}
+			}
+			return
+		}
+		var g errgroup.Group
+		g.SetLimit(m.opts.BroadcastConcurrency)
+		for i := range to {
+			g.Go(func() error { tellOne(i); return nil })
+		}
+		_ = g.Wait()
+	}()
 	return t
+}
+
+// send makes calls to endpoint, in order: as one batch where the
+// manager was given a way to (Options.Batch), else one after the other,
+// each within its own call timeout.
+func (m *Manager) send(ctx context.Context, endpoint string, calls []*transport.Call) {
+	if m.opts.Batch != nil && len(calls) > 1 {
+		ctx, cancel := context.WithTimeout(ctx, time.Duration(len(calls))*m.opts.CallTimeout)
+		defer cancel()
+		m.opts.Batch(ctx, endpoint, calls...)
+		return
+	}
+	for _, c := range calls {
+		ctx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
+		c.Err = m.caller.Call(ctx, endpoint, c.Method, c.Params, c.Reply)
+		cancel()
+	}
 }
 
 // heard waits until id has had every message of t, and reports whether ctx
@@ -862,7 +772,7 @@ func (t *telling) heard(ctx context.Context, id string) bool {
 // step's then has run.
 func (t *telling) wait() {
 	if t != nil {
-		t.wg.Wait()
+		<-t.done
 	}
 }
 

@@ -116,15 +116,10 @@ func TestFullLeague(t *testing.T) {
 			end := msgs[9].(*protocol.LeagueCompleted)
 			is.Equal(end.FinalStandings, final)
 			is.Equal(end.TotalMatches, 6)
-			// Over HTTP, each round's end (standings, completed, and the
-			// next announcement) came as one batch, the player's server
-			// having said on its first answer that it serves batches in
-			// order; in memory each message is shared, never batched.
-			wantBatches := 0
-			if n.Name == "http" {
-				wantBatches = 3
-			}
-			is.Equal(p.batchesHad(), wantBatches) // batches
+			// Each round's end (standings, completed, and the next
+			// announcement) went as one batch, the player's server taking
+			// batches.
+			is.Equal(p.batchesHad(), 3) // batches
 		}
 	})
 }

@@ -177,7 +177,7 @@ func TestInteropCaptures(t *testing.T) {
 				}
 				for _, req := range requests {
 					for _, id := range req.to {
-						raw, err := n.RoundTrip(ctxFor(t), endpoints[id], req.line)
+						raw, err := n.Post(ctxFor(t), endpoints[id], req.line)
 						is.NoErr(err)
 						resp, err := protocol.DecodeResponse(raw)
 						is.NoErr(err)
@@ -244,7 +244,7 @@ func TestInteropForeignToken(t *testing.T) {
 		is := is.New(t)
 		r := registered(t, n, "even")
 		for _, b := range broadcasts {
-			raw, err := n.RoundTrip(ctxFor(t), r.ep, b.line)
+			raw, err := n.Post(ctxFor(t), r.ep, b.line)
 			is.NoErr(err)
 			is.Equal(string(raw), `{"jsonrpc":"2.0","error":{"code":-32001,"message":"AUTH_TOKEN_INVALID: auth_token is not the one this player was given",`+
 				`"data":{"error_code":"E012","error_description":"AUTH_TOKEN_INVALID","retryable":false}},"id":1}`) // refused: E012

@@ -10,7 +10,6 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -47,15 +46,6 @@ type Options struct {
 	Clock func() time.Time
 	// Fault makes the player misbehave on purpose (fault injection).
 	Fault Fault
-	// Tables, when set, holds the league's tables (standings, a round's
-	// matches) once checked, shared by the players of one process, which
-	// are all sent the same (protocol.TableCache): each table is then
-	// checked by the first player to get it, not by every player.
-	Tables *protocol.TableCache
-	// Words, when set, holds the strings of the requests its server is
-	// sent, shared with the other agents and the clients of the process
-	// (protocol.Words, transport.WithWords); nil allocates each.
-	Words *protocol.Words
 	// InstanceSecret is the secret the player registers with, and shows
 	// the proof of in get_registration_status (protocol.InstanceProof),
 	// so that, restarted, it can register again as itself: drawn at New
@@ -148,7 +138,6 @@ type Player struct {
 	stats     Stats
 	round     int
 	standings []protocol.StandingRow
-	update    *protocol.LeagueStandingsUpdate // the latest, when standings is nil: its table may be kept unread
 	champion  *protocol.Champion
 	completed bool // LEAGUE_COMPLETED has arrived and done is closed
 	done      chan struct{}
@@ -275,7 +264,11 @@ func (p *Player) Register(ctx context.Context) error {
 	}
 	var resp protocol.LeagueRegisterResponse
 	// Asked again without the instance secret (our extension) if refused.
-	err := transport.CallExtended(ctx, p.caller, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp, func() { req.InstanceSecret = "" })
+	err := transport.CallExtended(ctx, p.caller, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp, func() any {
+		plain := *req
+		plain.InstanceSecret = ""
+		return &plain
+	})
 	if err != nil {
 		return err
 	}
@@ -307,8 +300,6 @@ func (p *Player) Register(ctx context.Context) error {
 // the player's fault (see league); the tools and health never do.
 func (p *Player) Handler() *transport.Mux {
 	m := transport.NewMux(p.log)
-	m.KeepTables(p.opts.Tables) // a player reads its standings only when asked for its state
-	m.ShareWords(p.opts.Words)
 	m.HandleFunc(string(protocol.TypeGameInvitation), p.league(p.onInvitation))
 	m.HandleFunc(string(protocol.TypeChooseParityCall), p.league(p.onParityCall))
 	m.HandleFunc(string(protocol.TypeGameOver), p.league(p.onGameOver))
@@ -695,24 +686,14 @@ func (p *Player) onRoundAnnouncement(ctx context.Context, r *transport.Request) 
 	ra := r.Msg.(*protocol.RoundAnnouncement)
 	p.mu.Lock()
 	p.round = ra.RoundID
-	// A round of k matches is a league of 2k or 2k+1 players, in which
-	// this player plays at most 2k games: room for them is made once
-	// instead of by doubling (a long history half empty, and copied).
-	if games := 2 * ra.MatchCount(); games <= maxHistoryHint && cap(p.history) < games {
-		p.history = slices.Grow(p.history, games-len(p.history))
-	}
 	p.mu.Unlock()
 	return p.managerAck(r), nil
 }
 
-// maxHistoryHint bounds the room a round announcement makes for history:
-// an announcement is outside input.
-const maxHistoryHint = 1 << 16
-
 func (p *Player) onStandings(ctx context.Context, r *transport.Request) (any, error) {
 	su := r.Msg.(*protocol.LeagueStandingsUpdate)
 	p.mu.Lock()
-	p.standings, p.update = nil, su // read when State asks
+	p.standings = su.Standings
 	p.mu.Unlock()
 	return p.managerAck(r), nil
 }
@@ -730,7 +711,7 @@ func (p *Player) onLeagueCompleted(ctx context.Context, r *transport.Request) (a
 		p.completed = true
 		p.state, p.champion = StateCompleted, lc.Champion
 		if lc.FinalStandings != nil {
-			p.standings, p.update = lc.FinalStandings, nil
+			p.standings = lc.FinalStandings
 		}
 		close(p.done)
 	}
@@ -747,14 +728,6 @@ func (p *Player) onPing(context.Context, *transport.Request) (any, error) {
 	}, nil
 }
 
-// standingsLocked is the latest table of standings the player was sent.
-func (p *Player) standingsLocked() []protocol.StandingRow {
-	if p.standings == nil && p.update != nil {
-		return p.update.Rows()
-	}
-	return p.standings
-}
-
 // State is a snapshot of the player for get_player_state.
 func (p *Player) State() State {
 	p.mu.Lock()
@@ -769,7 +742,7 @@ func (p *Player) State() State {
 		Stats:       p.stats,
 		History:     append([]Game{}, p.history...),
 		Round:       p.round,
-		Standings:   append([]protocol.StandingRow(nil), p.standingsLocked()...),
+		Standings:   append([]protocol.StandingRow(nil), p.standings...),
 		Champion:    p.champion,
 	}
 }

@@ -114,7 +114,7 @@ func (m *manager) mux() *transport.Mux {
 	mux := transport.NewMux(nil)
 	mux.HandleFunc(string(protocol.TypeLeagueRegisterRequest), func(ctx context.Context, r *transport.Request) (any, error) {
 		m.mu.Lock()
-		m.requests = append(m.requests, string(r.Params))
+		m.requests = append(m.requests, string(transporttest.Params(r)))
 		m.methods = append(m.methods, r.Method)
 		m.mu.Unlock()
 		return m.answer(r.Msg.(*protocol.LeagueRegisterRequest))
@@ -817,13 +817,9 @@ func broadcasts() []struct {
 	}
 }
 
-// TestStandingsKeptUnread: a player keeps the tables it is sent unread
-// until it is asked for its state (transport.Mux.KeepTables), and then
-// shows the latest standings exactly; final standings replace them. A
-// round's matches are counted all the same: the room made for the history
-// of a two-match round is four games. Over HTTP the tables come as bytes
-// and are kept; in memory, too, a single call's message is encoded.
-func TestStandingsKeptUnread(t *testing.T) {
+// TestStandingsShown: a player shows the latest standings it was sent
+// exactly when asked for its state; final standings replace them.
+func TestStandingsShown(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		r := registered(t, n, "even")
@@ -840,7 +836,6 @@ func TestStandingsKeptUnread(t *testing.T) {
 				registeredAckFor(protocol.TypeLeagueStandingsUpdate, conv))
 		}
 		update(2, first)
-		is.True(r.p.StandingsKept()) // unread until asked
 		is.Equal(r.p.State().Standings, first)
 		is.Equal(r.p.State().Standings, first) // asked again: the same
 		second := []protocol.StandingRow{{Rank: 1, PlayerID: "P01", DisplayName: "Agent Alpha", Played: 3, Wins: 1, Draws: 1, Losses: 1, Points: 4}}
@@ -853,7 +848,6 @@ func TestStandingsKeptUnread(t *testing.T) {
 			registeredAckFor(protocol.TypeRoundAnnouncement, "conv-round-4"))
 		st := r.p.State()
 		is.Equal(st.Round, 4)
-		is.True(cap(r.p.HistoryRoom()) >= 4) // two matches announced, kept unread
 
 		final := []protocol.StandingRow{{Rank: 1, PlayerID: "P01", Played: 3, Wins: 3, Points: 9}}
 		is.Equal(r.call(t, "LEAGUE_COMPLETED", &protocol.LeagueCompleted{

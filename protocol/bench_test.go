@@ -64,9 +64,8 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkDecodeReply: a JSON-RPC response as a caller reads it, with its
-// result decoded into the reply (DecodeResponseInto), for the replies of a
-// match; and read with a Words (Reading.ResponseInto).
+// BenchmarkDecodeReply: a JSON-RPC response as a caller reads it, then
+// its result decoded into the reply, for the replies of a match.
 func BenchmarkDecodeReply(b *testing.B) {
 	env := protocol.Envelope{Protocol: protocol.Version, Sender: "player:P01", Timestamp: "2026-11-21T05:29:41Z",
 		ConversationID: "conv-R1M1-invite", LeagueID: "league_2025_even_odd", AuthToken: "2dfe77ce5bf3fdc0d5c0e169efecbc10"}
@@ -80,22 +79,18 @@ func BenchmarkDecodeReply(b *testing.B) {
 			b.Fatal(err)
 		}
 		body := protocol.AppendResult(nil, []byte("17"), result)
-		// Without a Words, and with one that has seen the strings, as an
-		// agent's client reads the replies of a league.
-		for _, r := range []struct {
-			name    string
-			reading protocol.Reading
-		}{{"", protocol.Reading{}}, {"-words", protocol.Reading{Words: protocol.NewWords()}}} {
-			b.Run(string(m.Type())+r.name, func(b *testing.B) {
-				b.ReportAllocs()
-				b.SetBytes(int64(len(body)))
-				for b.Loop() {
-					reply := protocol.New(m.Type())
-					if _, decoded, err := r.reading.ResponseInto(body, reply); err != nil || !decoded {
-						b.Fatal(decoded, err)
-					}
+		b.Run(string(m.Type()), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				resp, err := protocol.DecodeResponse(body)
+				if err != nil {
+					b.Fatal(err)
 				}
-			})
-		}
+				if err := protocol.DecodeInto(resp.Result, protocol.New(m.Type())); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

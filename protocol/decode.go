@@ -35,10 +35,6 @@ func DecodeInto(data jsontext.Value, v any) error {
 		return &Error{Code: ErrInvalidMessageFormat, Detail: "params must be an object",
 			Fields: []FieldError{{Field: "params", Reason: "must be an object", code: ErrInvalidMessageFormat}}}
 	}
-	if decodeGenerated(data, v) {
-		return nil
-	}
-	forgetKept(v)
 	err := json.Unmarshal(data, v)
 	if err == nil {
 		return nil

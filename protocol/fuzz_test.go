@@ -3,9 +3,7 @@ package protocol_test
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -175,55 +173,6 @@ func FuzzParseSender(f *testing.F) {
 		}
 		if snd.String() != s {
 			t.Fatalf("%q parsed as %q", s, snd)
-		}
-	})
-}
-
-// FuzzWords: what a request or a reply decodes to is the same read with a
-// Words (shared by every input, as by a process's agents) as without, even
-// once the buffer it was read from is used for something else.
-func FuzzWords(f *testing.F) {
-	types := protocol.MessageTypes()
-	for _, s := range seedBodies(f) {
-		f.Add(uint8(0), s)
-	}
-	words := protocol.Reading{Words: protocol.NewWords()}
-	scribble := func(b []byte) {
-		for i := range b {
-			b[i] = 'x'
-		}
-	}
-	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
-		want, wantOK := protocol.Reading{}.Request(body)
-		for range 2 { // the first read fills the Words, the second reads from it
-			buf := bytes.Clone(body)
-			got, ok := words.Request(buf)
-			scribble(buf)
-			if ok != wantOK || got.Method != want.Method || !reflect.DeepEqual(got.Decoded, want.Decoded) ||
-				!reflect.DeepEqual(got.Err, want.Err) {
-				t.Fatalf("with Words: %v %q %#v %v\nwithout:    %v %q %#v %v", ok, got.Method, got.Decoded, got.Err,
-					wantOK, want.Method, want.Decoded, want.Err)
-			}
-		}
-		typ := types[int(which)%len(types)]
-		wantReply := protocol.New(typ)
-		wantResp, wantDecoded, wantErr := protocol.Reading{}.ResponseInto(body, wantReply)
-		for range 2 {
-			buf := bytes.Clone(body)
-			reply := protocol.New(typ)
-			resp, decoded, err := words.ResponseInto(buf, reply)
-			errs := fmt.Sprint(err) == fmt.Sprint(wantErr)
-			var rpc bool
-			if resp.Error == nil || wantResp.Error == nil {
-				rpc = resp.Error == wantResp.Error
-			} else {
-				rpc = reflect.DeepEqual(*resp.Error, *wantResp.Error)
-			}
-			scribble(buf)
-			if decoded != wantDecoded || !errs || !rpc || !reflect.DeepEqual(reply, wantReply) {
-				t.Fatalf("reply as %s with Words: %v %v %#v\nwithout: %v %v %#v", typ, decoded, err, reply,
-					wantDecoded, wantErr, wantReply)
-			}
 		}
 	})
 }

@@ -118,11 +118,6 @@ type Request struct {
 	ID     jsontext.Value
 	Method string
 	Params jsontext.Value
-	// Decoded is Params decoded as the message type Method names, when
-	// that was done while the request was read (DecodeMessage(MethodType
-	// (Method), Params) without its cost twice), or nil. It is not
-	// validated.
-	Decoded Message
 }
 
 // IsNotification reports whether the request has no id and gets no reply.
@@ -165,33 +160,17 @@ func (w *wireRequest) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 
 // member is where the request member called name goes, or nil.
 func (w *wireRequest) member(name []byte) *jsontext.Value {
-	switch requestMember(name) {
-	case 0:
+	switch string(name) {
+	case "jsonrpc":
 		return &w.JSONRPC
-	case 1:
+	case "method":
 		return &w.Method
-	case 2:
+	case "params":
 		return &w.Params
-	case 3:
+	case "id":
 		return &w.ID
 	}
 	return nil
-}
-
-// requestMember numbers the members of a request: jsonrpc, method, params
-// and id; -1 for any other name.
-func requestMember(name []byte) int {
-	switch string(name) {
-	case "jsonrpc":
-		return 0
-	case "method":
-		return 1
-	case "params":
-		return 2
-	case "id":
-		return 3
-	}
-	return -1
 }
 
 // readMembers reads an object, putting the value of each member that
@@ -237,57 +216,22 @@ func readMembers(dec *jsontext.Decoder, once bool, field func(name []byte) *json
 	return err
 }
 
-var (
-	rawNull    = jsontext.Value("null")
-	rawVersion = []byte(`"2.0"`)
-)
+var rawNull = jsontext.Value("null")
 
 // DecodeRequests parses a JSON-RPC request body: one request object or a
 // batch. It never fails: a body that cannot be used yields one Incoming
 // whose Err answers it. batch reports whether the body was an array, in
 // which case the replies (if any) go back as an array.
 func DecodeRequests(body []byte) (items []Incoming, batch bool) {
-	return Reading{}.Requests(body)
-}
-
-// Reading is how a recipient has its requests decoded; the zero Reading
-// decodes every message in full.
-type Reading struct {
-	// KeepTables has the tables of broadcasts (a round's matches, the
-	// standings) checked and kept unread (kept.go), for a recipient that
-	// reads them seldom if ever: a player.
-	KeepTables bool
-	// Tables, with KeepTables, holds tables already checked, by this
-	// recipient or others that share it (TableCache); nil for none.
-	Tables *TableCache
-	// Words, when set, holds the strings read, shared with other
-	// recipients (Words); nil allocates each.
-	Words *Words
-}
-
-// scanner is a lenient scanner of b that reads tables as r says.
-func (r Reading) scanner(b []byte) scanner {
-	s := scanner{b: b, lenient: true, keep: r.KeepTables, words: r.Words}
-	if r.KeepTables {
-		s.tables = r.Tables
-	}
-	return s
-}
-
-// Requests is DecodeRequests as r reads.
-func (r Reading) Requests(body []byte) (items []Incoming, batch bool) {
 	body = trimJSONSpace(body)
 	if len(body) == 0 {
 		return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: empty body"))}, false
 	}
 	switch body[0] {
 	case '{':
-		return []Incoming{decodeRequest(body, true, r)}, false
+		return []Incoming{decodeRequest(body)}, false
 	case '[':
-		if items, ok := decodeBatchFast(body, r); ok {
-			return items, true
-		}
-		return decodeBatchFull(body)
+		return decodeBatch(body)
 	}
 	if jsontext.Value(body).IsValid() {
 		return []Incoming{failed(NewRPCError(CodeInvalidRequest, "Invalid Request: a request must be an object or an array of objects"))}, false
@@ -295,16 +239,9 @@ func (r Reading) Requests(body []byte) (items []Incoming, batch bool) {
 	return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: not JSON"))}, false
 }
 
-// IsBatch reports whether body is a batch as DecodeRequests reads it: a
-// JSON array after JSON's whitespace.
-func IsBatch(body []byte) bool {
-	b := trimJSONSpace(body)
-	return len(b) > 0 && b[0] == '['
-}
-
-// decodeBatchFull is DecodeRequests for a body that begins as an array,
-// checked by json before its elements are decoded.
-func decodeBatchFull(body []byte) (items []Incoming, batch bool) {
+// decodeBatch is DecodeRequests for a body that begins as an array: the
+// whole array must be JSON before any element is served.
+func decodeBatch(body []byte) (items []Incoming, batch bool) {
 	var elems []jsontext.Value
 	if err := json.Unmarshal(body, &elems, jsontext.AllowDuplicateNames(true)); err != nil {
 		return []Incoming{failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))}, false
@@ -322,142 +259,22 @@ func decodeBatchFull(body []byte) (items []Incoming, batch bool) {
 			items[i] = failed(NewRPCError(CodeInvalidRequest, "Invalid Request: a request must be an object"))
 			continue
 		}
-		items[i] = decodeOne(e)
+		items[i] = decodeRequest(e)
 	}
 	return items, true
 }
 
-// decodeBatchFast is DecodeRequests for a batch whose elements are all
-// valid requests: each is read where it stands, in one pass, and decoded
-// and checked as a single request is. Anything else (an element that is
-// not an object or not a valid request, too many, bad JSON between them)
-// reports false, for the full path to answer exactly as it does.
-func decodeBatchFast(body []byte, r Reading) ([]Incoming, bool) {
-	// Each element is read where it stands, as decodeOne reads a single
-	// request: one pass over the body.
-	s := r.scanner(body)
-	if !s.arrayStart() {
-		return nil, false
-	}
-	var items []Incoming
-	for n := 0; s.elem(n); n++ {
-		if n == MaxBatch || s.peek() != '{' {
-			return nil, false
-		}
-		var m [4]jsontext.Value
-		var decoded Message
-		if !s.members(true, requestMember, m[:], 2, &decoded) {
-			return nil, false
-		}
-		in, ok := requestOf(&m, decoded, true)
-		if !ok || in.Err != nil {
-			return nil, false
-		}
-		items = append(items, in)
-	}
-	if !s.end() || len(items) == 0 {
-		return nil, false
-	}
-	return items, true
-}
-
-// DecodeRequest parses a body that holds one request object, as
-// DecodeRequests does; ok is false for any other body (a batch, or not an
-// object), which DecodeRequests answers.
-func DecodeRequest(body []byte) (in Incoming, ok bool) {
-	return Reading{}.Request(body)
-}
-
-// Request is DecodeRequest as r reads.
-func (r Reading) Request(body []byte) (in Incoming, ok bool) {
-	body = trimJSONSpace(body)
-	if len(body) == 0 || body[0] != '{' {
-		return Incoming{}, false
-	}
-	return decodeRequest(body, true, r), true
-}
-
-// DecodeRequestParams is DecodeRequest for a request whose params are not
-// to be decoded as its method's message (a shared broadcast's recipient
-// gets only its own members as params): Decoded stays nil.
-func DecodeRequestParams(body []byte) (in Incoming, ok bool) {
-	body = trimJSONSpace(body)
-	if len(body) == 0 || body[0] != '{' {
-		return Incoming{}, false
-	}
-	return decodeRequest(body, false, Reading{}), true
-}
-
-func decodeOne(obj []byte) Incoming { return decodeRequest(obj, true, Reading{}) }
-
-// decodeRequest reads one request object; with decode, its params are
-// decoded as the method's message while they are read, their tables read
-// as r says.
-func decodeRequest(obj []byte, decode bool, r Reading) Incoming {
-	var m [4]jsontext.Value
-	skim := -1 // params read and checked in one pass
-	var decoded Message
-	var into *Message
-	if decode {
-		// Params are decoded as the message while they are read when the
-		// method comes first, else skimmed and decoded after: decoding
-		// them as the message checks them.
-		skim, into = 2, &decoded
-	}
-	if readMembersFast(obj, true, requestMember, m[:], skim, into, r) {
-		if in, ok := requestOf(&m, decoded, decode); ok {
-			return in
-		}
-	}
+// decodeRequest reads one request object. Its params are checked as JSON
+// here and decoded as a message by whoever serves the method.
+func decodeRequest(obj []byte) Incoming {
 	var w wireRequest
 	if err := json.Unmarshal(obj, &w, jsontext.AllowDuplicateNames(true)); err != nil {
-		return decodeOneFailed(err)
+		if d, ok := errors.AsType[duplicateMember](err); ok {
+			return failed(NewRPCError(CodeInvalidRequest, "Invalid Request: "+d.Error()))
+		}
+		return failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))
 	}
 	return w.incoming()
-}
-
-// requestOf is the request of the members m that readMembersFast read,
-// with decoded its params decoded as they were read (if they were): params
-// left to decode are decoded now when decode is set, and skimmed params
-// that no decoder took are checked as read ones are. ok is false when
-// they are not valid, for json to say why.
-func requestOf(m *[4]jsontext.Value, decoded Message, decode bool) (in Incoming, ok bool) {
-	if p := m[2]; decoded == nil && decode && len(p) > 0 && p[0] == '{' {
-		if msg := messageOf(m[1]); msg != nil && decodeGenerated(p, msg) {
-			decoded = msg
-		}
-	}
-	if decoded == nil && decode && m[2] != nil && !checkLenient(m[2]) {
-		return Incoming{}, false
-	}
-	w := wireRequest{JSONRPC: m[0], Method: m[1], Params: m[2], ID: m[3]}
-	in = w.incoming()
-	if in.Err == nil {
-		in.Decoded = decoded
-	}
-	return in, true
-}
-
-// messageOf is a new message of the type the raw method names, or nil for a
-// method that names none.
-func messageOf(method jsontext.Value) Message {
-	name, ok := plainString(method)
-	if !ok {
-		return nil
-	}
-	t, known := MethodType(name) // t is canonical
-	if !known {
-		return nil
-	}
-	return New(t)
-}
-
-// decodeOneFailed answers a request object that did not parse.
-func decodeOneFailed(err error) Incoming {
-	if d, ok := errors.AsType[duplicateMember](err); ok {
-		return failed(NewRPCError(CodeInvalidRequest, "Invalid Request: "+d.Error()))
-	}
-	return failed(NewRPCError(CodeParseError, "Parse error: "+describeSyntax(err)))
 }
 
 // incoming checks the members of a parsed request object. (A member given
@@ -473,16 +290,12 @@ func (w *wireRequest) incoming() Incoming {
 	default:
 		return failed(NewRPCError(CodeInvalidRequest, "Invalid Request: id must be a string, a number or null"))
 	}
-	if !bytes.Equal(w.JSONRPC, rawVersion) {
-		if v, ok := unquote(w.JSONRPC); !ok || v != JSONRPCVersion {
-			in.Err = NewRPCError(CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`)
-			in.ID = orNull(in.ID)
-			return in
-		}
+	if v, ok := unquote(w.JSONRPC); !ok || v != JSONRPCVersion {
+		in.Err = NewRPCError(CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`)
+		in.ID = orNull(in.ID)
+		return in
 	}
-	if m, ok := plainString(w.Method); ok {
-		in.Method = m
-	} else if m, ok := unquote(w.Method); ok {
+	if m, ok := unquote(w.Method); ok {
 		in.Method = m
 	} else {
 		in.Err = NewRPCError(CodeInvalidRequest, "Invalid Request: method must be a string")
@@ -597,16 +410,8 @@ func jsonKindOfGo(k reflect.Kind) string {
 
 // AppendResult appends the response {"jsonrpc":"2.0","result":…,"id":…}.
 func AppendResult(dst []byte, id, result jsontext.Value) []byte {
-	return EndResult(append(BeginResult(dst), result...), id)
-}
-
-// BeginResult appends the start of a response with a result; the result's
-// encoding follows it, and EndResult ends it. A result is then encoded in
-// place instead of encoded and copied in.
-func BeginResult(dst []byte) []byte { return append(dst, `{"jsonrpc":"2.0","result":`...) }
-
-// EndResult ends a response BeginResult began, with its id.
-func EndResult(dst []byte, id jsontext.Value) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","result":`...)
+	dst = append(dst, result...)
 	dst = append(dst, `,"id":`...)
 	dst = append(dst, orNull(id)...)
 	return append(dst, '}')
@@ -617,7 +422,7 @@ func AppendError(dst []byte, id jsontext.Value, e *RPCError) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","error":{"code":`...)
 	dst = strconv.AppendInt(dst, int64(e.Code), 10)
 	dst = append(dst, `,"message":`...)
-	dst, _ = appendString(dst, e.Message)
+	dst, _ = jsontext.AppendQuote(dst, e.Message)
 	if len(e.Data) > 0 {
 		dst = append(dst, `,"data":`...)
 		dst = append(dst, e.Data...)
@@ -631,7 +436,7 @@ func AppendError(dst []byte, id jsontext.Value, e *RPCError) []byte {
 // params are left out.
 func AppendRequest(dst []byte, id jsontext.Value, method string, params jsontext.Value) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
-	dst, _ = appendString(dst, method) // as jsontext.AppendQuote, without its cost for a plain name
+	dst, _ = jsontext.AppendQuote(dst, method)
 	if params != nil {
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, params...)
@@ -659,34 +464,17 @@ type wireResponse struct {
 // UnmarshalJSONFrom reads the members of a response object exactly as
 // named; of a member given twice, the last counts.
 func (w *wireResponse) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return readMembers(dec, false, w.member)
-}
-
-// member is where the response member called name goes, or nil.
-func (w *wireResponse) member(name []byte) *jsontext.Value {
-	switch responseMember(name) {
-	case 0:
-		return &w.Result
-	case 1:
-		return &w.Error
-	case 2:
-		return &w.ID
-	}
-	return nil
-}
-
-// responseMember numbers the members of a response: result, error and id;
-// -1 for any other name.
-func responseMember(name []byte) int {
-	switch string(name) {
-	case "result":
-		return 0
-	case "error":
-		return 1
-	case "id":
-		return 2
-	}
-	return -1
+	return readMembers(dec, false, func(name []byte) *jsontext.Value {
+		switch string(name) {
+		case "result":
+			return &w.Result
+		case "error":
+			return &w.Error
+		case "id":
+			return &w.ID
+		}
+		return nil
+	})
 }
 
 // mcpResult is an MCP tools/call result: the reply as JSON text in
@@ -705,103 +493,15 @@ type mcpResult struct {
 // result (content[0].text holding JSON, or structuredContent) is unwrapped
 // to the reply inside it, and an MCP isError result becomes an error.
 func DecodeResponse(body []byte) (Response, error) {
-	r, _, err := DecodeResponseInto(body, nil)
-	return r, err
-}
-
-// DecodeResponseInto is DecodeResponse, and for a result that reply (a
-// pointer to a message struct) can be decoded from by the generated
-// decoder, that decoding too, done in the same pass: decoded reports it.
-// Otherwise (reply nil or of another type, an error, an MCP result, input
-// the generated decoder declines) the caller decodes the result as after
-// DecodeResponse, and reply is as it was.
-func DecodeResponseInto(body []byte, reply any) (r Response, decoded bool, err error) {
-	return Reading{}.ResponseInto(body, reply)
-}
-
-// ResponseInto is DecodeResponseInto with the strings of reply taken from
-// r.Words (r's other fields are for requests).
-func (r Reading) ResponseInto(body []byte, reply any) (resp Response, decoded bool, err error) {
-	words := Reading{Words: r.Words}
 	body = trimJSONSpace(body)
 	if len(body) == 0 || body[0] != '{' {
-		return Response{}, false, errors.New("response is not a JSON-RPC object")
+		return Response{}, errors.New("response is not a JSON-RPC object")
 	}
-	var m [3]jsontext.Value
-	if reply != nil {
-		// The usual reply, a result object and no error, is decoded into
-		// reply where it stands in the one pass over the response.
-		s := words.scanner(body)
-		if s.objectStart() && s.responseInto(&m, reply, 0) {
-			return Response{ID: m[2], Result: m[0]}, true, nil
-		}
-		m = [3]jsontext.Value{}
+	var w wireResponse
+	if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
+		return Response{}, fmt.Errorf("response is not valid JSON: %s", describeSyntax(err))
 	}
-	// Otherwise, for a reply to decode into, the result is only skimmed
-	// and then checked in full: by the reply's decoder when it takes it,
-	// else by checkLenient. Without one it is read and checked in one pass.
-	// Anything invalid goes to json, which gives the error.
-	skim := -1
-	if reply != nil {
-		skim = 0
-	}
-	ok := readMembersFast(body, false, responseMember, m[:], skim, nil, words)
-	if ok && skim == 0 && (m[1] == nil || string(m[1]) == "null") && len(m[0]) > 0 && m[0][0] == '{' &&
-		!mentionsContent(m[0]) && decodeGenerated(m[0], reply) {
-		return Response{ID: m[2], Result: m[0]}, true, nil
-	}
-	if !ok || (skim == 0 && m[0] != nil && !checkLenient(m[0])) {
-		var w wireResponse // only here: the fast path keeps m on the stack
-		if err := json.Unmarshal(body, &w, jsontext.AllowDuplicateNames(true)); err != nil {
-			return Response{}, false, fmt.Errorf("response is not valid JSON: %s", describeSyntax(err))
-		}
-		m = [3]jsontext.Value{w.Result, w.Error, w.ID}
-	}
-	resp, err = readResponse(m)
-	return resp, false, err
-}
-
-// responseInto reads the members of a response object from the n-th on,
-// as readMembersFast reads them (of a member given twice, the last counts),
-// except that its result is decoded into reply where it stands by the
-// generated decoder. It reports true only when the result was decoded so,
-// there is no error (or a null one), no MCP result (see scanner.declines)
-// and nothing after the object: what DecodeResponseInto's other path
-// would have decoded into reply. Otherwise reply is as it was, and the
-// caller reads the response again by that path.
-func (s *scanner) responseInto(m *[3]jsontext.Value, reply any, n int) bool {
-	for ; ; n++ {
-		name, ok := s.member(n)
-		if !ok {
-			return !s.bad && m[0] != nil && s.end()
-		}
-		switch responseMember(name) {
-		case 0:
-			if m[0] != nil || reply == nil || s.peek() != '{' {
-				return false // a second result, or one not for reply
-			}
-			start, next := s.i, n+1
-			s.lenient, s.mcp = false, s.depth+1
-			return decodeAtThen(s, reply, func() bool {
-				m[0] = s.b[start:s.i]
-				s.lenient, s.mcp = true, 0
-				return s.responseInto(m, nil, next)
-			})
-		case 1:
-			if m[1] = s.raw(); m[1] != nil && string(m[1]) != "null" {
-				return false
-			}
-		case 2:
-			m[2] = s.raw()
-		default:
-			if !s.skip() {
-				return false
-			}
-		}
-		if s.bad {
-			return false
-		}
-	}
+	return w.response()
 }
 
 // DecodeResponses reads the reply to a batch: an array of responses, each
@@ -814,16 +514,12 @@ func DecodeResponses(body []byte) ([]Response, error) {
 	if len(body) == 0 || body[0] != '[' {
 		return nil, errors.New("reply to a batch is not a JSON array")
 	}
-	elems, ok := skimObjects(body, maxBatchReplies)
-	if !ok {
-		// Skimming found no array of objects; json says why, or accepts
-		// what the skim could not (whitespace it does not expect).
-		if err := json.Unmarshal(body, &elems, jsontext.AllowDuplicateNames(true)); err != nil {
-			return nil, fmt.Errorf("reply to a batch is not valid JSON: %s", describeSyntax(err))
-		}
-		if len(elems) > maxBatchReplies {
-			return nil, fmt.Errorf("reply to a batch has more than %d responses", maxBatchReplies)
-		}
+	var elems []jsontext.Value
+	if err := json.Unmarshal(body, &elems, jsontext.AllowDuplicateNames(true)); err != nil {
+		return nil, fmt.Errorf("reply to a batch is not valid JSON: %s", describeSyntax(err))
+	}
+	if len(elems) > maxBatchReplies {
+		return nil, fmt.Errorf("reply to a batch has more than %d responses", maxBatchReplies)
 	}
 	out := make([]Response, len(elems))
 	for i, e := range elems {
@@ -840,9 +536,8 @@ func DecodeResponses(body []byte) ([]Response, error) {
 // batch gets at most one per request.
 const maxBatchReplies = MaxBatch
 
-// readResponse makes a Response of the result, error and id members.
-func readResponse(m [3]jsontext.Value) (Response, error) {
-	w := wireResponse{Result: m[0], Error: m[1], ID: m[2]}
+// response makes a Response of the result, error and id members.
+func (w *wireResponse) response() (Response, error) {
 	r := Response{ID: w.ID}
 	switch w.Error.Kind() {
 	case 0, 'n':
@@ -865,28 +560,10 @@ func readResponse(m [3]jsontext.Value) (Response, error) {
 		return Response{}, errors.New("response has neither result nor error")
 	}
 	r.Result = w.Result
-	if w.Result.Kind() == '{' && mentionsContent(w.Result) {
+	if w.Result.Kind() == '{' && bytes.Contains(w.Result, []byte(`"content"`)) {
 		return unwrapMCP(r)
 	}
 	return r, nil
-}
-
-// mentionsContent is bytes.Contains(result, `"content"`), the sign of an
-// MCP result, found from the "c": results are full of quotes, each of
-// which would start a comparison, and have few c's.
-func mentionsContent(result []byte) bool {
-	const word = `content"`
-	for i := 1; i < len(result); {
-		j := bytes.Index(result[i:], []byte(word))
-		if j < 0 {
-			return false
-		}
-		if i += j; result[i-1] == '"' {
-			return true
-		}
-		i++
-	}
-	return false
 }
 
 func unwrapMCP(r Response) (Response, error) {

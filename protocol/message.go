@@ -123,6 +123,10 @@ type Envelope struct {
 	ConversationID string      `json:"conversation_id,omitzero"`
 	LeagueID       string      `json:"league_id,omitzero"`
 	AuthToken      string      `json:"auth_token,omitzero"`
+
+	// of is the broadcast this message is a recipient's copy of
+	// (Broadcast.To): its validation and encoding are the broadcast's.
+	of *Broadcast
 }
 
 // Env returns the envelope; it makes every message a Message.

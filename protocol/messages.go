@@ -161,34 +161,15 @@ func (r *MatchRef) valid() bool {
 type RoundAnnouncement struct {
 	Envelope
 	RoundID int        `json:"round_id"`
-	Matches []MatchRef `json:"matches" keep:"matches"`
-	// matches is Matches kept unread, for a recipient that asked for it
-	// (KeepTables): Matches is nil then.
-	matches kept
+	Matches []MatchRef `json:"matches"`
 }
 
 // Type implements Message.
 func (*RoundAnnouncement) Type() MessageType { return TypeRoundAnnouncement }
 
-// MatchCount is the number of matches announced, read or kept unread.
-func (m *RoundAnnouncement) MatchCount() int {
-	if m.Matches == nil {
-		return m.matches.n
-	}
-	return len(m.Matches)
-}
-
-// AllMatches is Matches, decoded from what was kept unread if it was.
-func (m *RoundAnnouncement) AllMatches() []MatchRef {
-	if m.Matches == nil && m.matches.raw != nil {
-		return keptRows[MatchRef](m.matches)
-	}
-	return m.Matches
-}
-
 func (m *RoundAnnouncement) check(v *validator) {
 	v.roundID("round_id", m.RoundID)
-	if m.Matches == nil && m.matches.raw == nil {
+	if m.Matches == nil {
 		v.missing("matches")
 	}
 	for i, mr := range m.Matches {
@@ -561,26 +542,15 @@ func (m *MatchResultReport) check(v *validator) {
 type LeagueStandingsUpdate struct {
 	Envelope
 	RoundID   int           `json:"round_id"`
-	Standings []StandingRow `json:"standings" keep:"standings"`
-	// standings is Standings kept unread, for a recipient that asked for
-	// it (KeepTables): Standings is nil then.
-	standings kept
+	Standings []StandingRow `json:"standings"`
 }
 
 // Type implements Message.
 func (*LeagueStandingsUpdate) Type() MessageType { return TypeLeagueStandingsUpdate }
 
-// Rows is Standings, decoded from what was kept unread if it was.
-func (m *LeagueStandingsUpdate) Rows() []StandingRow {
-	if m.Standings == nil && m.standings.raw != nil {
-		return keptRows[StandingRow](m.standings)
-	}
-	return m.Standings
-}
-
 func (m *LeagueStandingsUpdate) check(v *validator) {
 	v.roundID("round_id", m.RoundID)
-	if m.Standings == nil && m.standings.raw == nil {
+	if m.Standings == nil {
 		v.missing("standings")
 	}
 	v.standings("standings", m.Standings)

@@ -1,10 +1,5 @@
 package protocol
 
-import (
-	"maps"
-	"slices"
-)
-
 // Method names. A league message may be called by its message type
 // (GAME_INVITATION, dialect-a), by its tool name (handle_game_invitation,
 // api-reference §2, the names we send), by the tool names of dialect-b
@@ -76,68 +71,15 @@ var methodTypes = func() map[string]MessageType {
 // is its own method name. ok is false for names that are not league
 // messages (tools such as ping, or unknown names).
 func MethodType(method string) (MessageType, bool) {
-	if method != "" {
-		if e := &methodSlots[internSlot(method)]; e.name == method {
-			return e.typ, true
-		}
-	}
 	t, ok := methodTypes[method]
 	return t, ok
 }
 
-// methodSlots holds methodTypes in the slots of intern's table, where
-// every method name has a slot of its own today: a request's method is
-// found with one comparison instead of a map's hashing. A name whose slot
-// another took is found in the map. index is the type's TypeIndex.
-var methodSlots = func() (slots [internSize]struct {
-	name  string
-	typ   MessageType
-	index int
-}) {
-	for _, name := range slices.Sorted(maps.Keys(methodTypes)) {
-		if e := &slots[internSlot(name)]; e.name == "" {
-			e.name, e.typ = name, methodTypes[name]
-			e.index = slices.Index(typeOrder[:], e.typ)
-		}
-	}
-	return slots
-}()
-
-// NumTypes is the number of message types, the bound of TypeIndex.
-const NumTypes = len(typeOrder)
-
-// TypeIndex is t's place in MessageTypes, from 0 to NumTypes-1: a key for
-// tables of message types that needs no hashing. ok is false when t is
-// not a message type as the spec spells it (an alias is not one).
-func TypeIndex(t MessageType) (int, bool) {
-	if t != "" {
-		if e := &methodSlots[internSlot(string(t))]; e.name == string(t) && e.typ == t {
-			return e.index, true
-		}
-	}
-	for i, u := range typeOrder { // a type whose slot another name took
-		if u == t {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// infoOf is t's row of typeInfos (typeTable's, in typeOrder).
+// infoOf is t's row of typeTable.
 func infoOf(t MessageType) (*typeInfo, bool) {
-	if i, ok := TypeIndex(t); ok {
-		return &typeInfos[i], true
-	}
-	return nil, false
+	info, ok := typeTable[t]
+	return &info, ok
 }
-
-// typeInfos is typeTable in the order of typeOrder: read-only data.
-var typeInfos = func() (infos [NumTypes]typeInfo) {
-	for i, t := range typeOrder {
-		infos[i] = typeTable[t]
-	}
-	return infos
-}()
 
 // Canonical returns the message type t stands for: itself, or the type an
 // alias such as STANDINGS_NOTIFICATION names. Unknown types come back as

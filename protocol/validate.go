@@ -236,7 +236,12 @@ func codeRank(c Code) int {
 // must carry protocol "league.v2" (else E011) and a sender; every field
 // present must be well formed; and the body must hold its required fields
 // (E002), a valid parity choice (E010) and valid endpoints (E018).
-func Validate(m Message) error { return validate(m, true) }
+func Validate(m Message) error {
+	if b := m.Env().of; b != nil {
+		return b.validated()
+	}
+	return validate(m, true)
+}
 
 // ValidateBody checks a message whose envelope is optional: MCP tools/call
 // arguments and the body-only examples of spec/message-structures.md. The
@@ -258,73 +263,7 @@ func validate(m Message, envelopeRequired bool) error {
 }
 
 // checkMessage runs m's own checks.
-func checkMessage(m Message, v *validator) {
-	if !checkByName(m, v) {
-		checkOther(m, v)
-	}
-}
-
-// checkByName runs the checks of m's type called by name, and reports
-// false for a type it does not name. Through the interface, whose callee
-// the compiler cannot see, v would be allocated for every message
-// validated.
-func checkByName(m Message, v *validator) bool {
-	switch m := m.(type) {
-	case *RefereeRegisterRequest:
-		m.check(v)
-	case *LeagueRegisterRequest:
-		m.check(v)
-	case *RefereeRegisterResponse:
-		m.check(v)
-	case *LeagueRegisterResponse:
-		m.check(v)
-	case *RoundAnnouncement:
-		m.check(v)
-	case *RoundCompleted:
-		m.check(v)
-	case *LeagueCompleted:
-		m.check(v)
-	case *GameInvitation:
-		m.check(v)
-	case *GameJoinAck:
-		m.check(v)
-	case *ChooseParityCall:
-		m.check(v)
-	case *ChooseParityResponse:
-		m.check(v)
-	case *GameOver:
-		m.check(v)
-	case *MatchResultReport:
-		m.check(v)
-	case *LeagueStandingsUpdate:
-		m.check(v)
-	case *LeagueError:
-		m.check(v)
-	case *GameError:
-		m.check(v)
-	case *LeagueQuery:
-		m.check(v)
-	case *LeagueQueryResponse:
-		m.check(v)
-	case *StartMatch:
-		m.check(v)
-	case *StartMatchAck:
-		m.check(v)
-	case *MatchResultReportAck:
-		m.check(v)
-	default:
-		return false
-	}
-	return true
-}
-
-// checkOther runs the checks of a type checkMessage does not name, on a
-// validator of its own that is allocated only then.
-func checkOther(m Message, v *validator) {
-	w := &validator{fields: v.fields}
-	m.check(w)
-	v.fields = w.fields
-}
+func checkMessage(m Message, v *validator) { m.check(v) }
 
 // envelope checks the envelope fields every message shares: protocol and
 // sender when required, and every field that is present.

@@ -3,7 +3,6 @@ package protocol
 import (
 	"math/rand/v2"
 	"net/url"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -50,41 +49,6 @@ func FuzzPlainEndpoint(f *testing.F) {
 }
 
 // TestMethodSlots: MethodType finds every method, alias and type name as
-// the map does, and nothing else.
-func TestMethodSlots(t *testing.T) {
-	for name, want := range methodTypes {
-		if got, ok := MethodType(name); !ok || got != want {
-			t.Fatalf("MethodType(%q) = %q, %v; want %q", name, got, ok, want)
-		}
-		for _, other := range []string{name + "x", name[1:], strings.ToUpper(name), strings.ToLower(name)} {
-			got, ok := MethodType(other)
-			want, wok := methodTypes[other]
-			if got != want || ok != wok {
-				t.Fatalf("MethodType(%q) = %q, %v; want %q, %v", other, got, ok, want, wok)
-			}
-		}
-	}
-	if _, ok := MethodType(""); ok {
-		t.Fatal("the empty method has a type")
-	}
-}
-
-// TestShallowCopy: every message type has a generated copy of its top
-// level, a new value equal to the old.
-func TestShallowCopy(t *testing.T) {
-	for _, mt := range MessageTypes() {
-		m := New(mt)
-		m.Env().Sender = "referee:REF01"
-		c := shallowCopy(m)
-		if c == nil || c == m || !reflect.DeepEqual(c, m) {
-			t.Fatalf("%s: shallowCopy gave %#v for %#v", mt, c, m)
-		}
-		c.Env().Sender = "x"
-		if m.Env().Sender != "referee:REF01" {
-			t.Fatalf("%s: the copy shares its envelope", mt)
-		}
-	}
-}
 
 // FuzzPlainTimestamp: the timestamps read without time.Parse are exactly
 // those of their form that time.Parse accepts, read as it reads them.

@@ -1,6 +1,7 @@
 package protocol_test
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -276,4 +277,29 @@ func TestOrigin(t *testing.T) {
 	is.Equal(e.Sender, "player:P07") // registered since: the new id
 	is.Equal(e.Timestamp, "2025-01-15T10:30:01Z")
 	is.Equal([3]string{e.ConversationID, e.LeagueID, e.AuthToken}, [3]string{"c2", "league_x", "tok"})
+}
+
+// TestValidateSameAfterCodec: a message is judged the same handed over as
+// it is (in process) and decoded from its encoding (over a network), for
+// every type: empty (nil lists and maps), and as the spec's examples give
+// them.
+func TestValidateSameAfterCodec(t *testing.T) {
+	env := protocol.Envelope{Protocol: protocol.Version, Sender: "referee:REF01", Timestamp: "2025-01-15T10:30:00Z",
+		ConversationID: "conv-1"}
+	for _, typ := range protocol.MessageTypes() {
+		m := protocol.New(typ)
+		*m.Env() = env
+		m.Env().MessageType = typ
+		raw, err := protocol.Marshal(m)
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		decoded, err := protocol.DecodeMessage(typ, raw)
+		if err != nil {
+			t.Fatalf("%s: %s does not decode: %v", typ, raw, err)
+		}
+		if got, want := fmt.Sprint(protocol.Validate(decoded)), fmt.Sprint(protocol.Validate(m)); got != want {
+			t.Errorf("%s: in process %s\nafter the codec %s", typ, want, got)
+		}
+	}
 }

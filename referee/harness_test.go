@@ -300,10 +300,14 @@ func newHarness(t *testing.T, n *transporttest.Net, opts referee.Options, mgr *f
 	if mgr != nil {
 		h.mgrEP = n.Serve(t, "manager", mgr.mux)
 	}
-	ls := &transport.LateMux{}
+	ls := &transport.Late{}
 	h.refEP = n.Serve(t, "referee", ls)
 	opts.ManagerEndpoint, opts.Endpoint = h.mgrEP, h.refEP
-	h.ref = referee.New(opts, n.Client(waitLimit), slog.New(h.logs))
+	client := n.Client(waitLimit)
+	if opts.ResetBreaker == nil {
+		opts.ResetBreaker = client.ResetBreaker
+	}
+	h.ref = referee.New(opts, client, slog.New(h.logs))
 	ls.Set(h.ref.Handler())
 	return h
 }

@@ -146,7 +146,7 @@ func TestManualRegisterRefusals(t *testing.T) {
 			is := is.New(t)
 			body := protocol.AppendRequest(nil, []byte("1"), referee.MethodManualRegister,
 				[]byte(`{"manager_endpoint":"`+h.mgrEP+`"}`))
-			reply := h.ref.Handler().ServeMessage(context.Background(), body,
+			reply := transport.ServeJSON(context.Background(), h.ref.Handler(), body,
 				transport.Peer{Network: "http", Addr: "192.0.2.7:41000", Loopback: false})
 			resp, err := protocol.DecodeResponse(reply)
 			is.NoErr(err)

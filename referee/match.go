@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/leaguectl/leaguectl/internal/deadline"
-	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/internal/rng"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -91,8 +89,10 @@ func (r *Referee) setState(m *match, s string) {
 // play runs one match from invitations to an acknowledged report.
 func (r *Referee) play(life *lifetime, m *match) {
 	ctx := life.ctx
+	pair := newPartner()
+	defer pair.stop()
 	r.setState(m, stateInviting)
-	r.bothWithin(life.join, func(ctx context.Context) { r.invite(ctx, m, &m.a, &m.b) },
+	pair.bothWithin(ctx, r.opts.JoinTimeout, func(ctx context.Context) { r.invite(ctx, m, &m.a, &m.b) },
 		func(ctx context.Context) { r.invite(ctx, m, &m.b, &m.a) })
 	if ctx.Err() != nil {
 		r.abandon(ctx, m)
@@ -100,7 +100,7 @@ func (r *Referee) play(life *lifetime, m *match) {
 	}
 	if m.a.fail == nil && m.b.fail == nil {
 		r.setState(m, stateChoosing)
-		r.bothWithin(life.choice, func(ctx context.Context) { r.askParity(ctx, m, &m.a, &m.b) },
+		pair.bothWithin(ctx, r.opts.ChoiceTimeout, func(ctx context.Context) { r.askParity(ctx, m, &m.a, &m.b) },
 			func(ctx context.Context) { r.askParity(ctx, m, &m.b, &m.a) })
 		if ctx.Err() != nil {
 			r.abandon(ctx, m)
@@ -122,12 +122,12 @@ func (r *Referee) play(life *lifetime, m *match) {
 	m.result, m.state = result, stateReporting
 	r.active--
 	r.mu.Unlock()
-	// Both players are told at once. A player that did not fail gets one
-	// GAME_OVER within a call timeout from now: one deadline, and one
-	// timer, serves both of a match played out. The report goes once both
-	// have answered, or after GameOverGrace if one has not yet: a player
-	// slow to acknowledge its result delays no one else's round.
-	told := life.call.Get()
+	// Both players are told at once, each a GAME_OVER within a call
+	// timeout from now. The report goes once both have answered, or after
+	// GameOverGrace if one has not yet: a player slow to acknowledge its
+	// result delays no one else's round.
+	told, cancel := context.WithTimeout(ctx, r.callTimeout())
+	defer cancel()
 	over := r.gameOver(m, result)
 	//
 	// The one told second reports, unless the grace's timer, armed as the
@@ -151,7 +151,7 @@ func (r *Referee) play(life *lifetime, m *match) {
 			reports.Done()
 		}
 	}
-	r.both(func() { r.notifyEnd(ctx, told, m, &m.a, over); toldOne() },
+	pair.both(func() { r.notifyEnd(ctx, told, m, &m.a, over); toldOne() },
 		func() { r.notifyEnd(ctx, told, m, &m.b, over); toldOne() })
 	reports.Wait()
 }
@@ -171,20 +171,39 @@ func (r *Referee) abandon(ctx context.Context, m *match) {
 	r.log.LogAttrs(ctx, slog.LevelWarn, "match abandoned: the referee is stopping", slog.String("match_id", m.id))
 }
 
-// both runs f and g at once and waits for both.
-func (r *Referee) both(f, g func()) {
-	wg := gopool.Group{Pool: &r.pool}
-	wg.Go(g)
-	f()
-	wg.Wait()
+// partner is a match's second goroutine. A match talks to its two
+// players at once, phase after phase (invitations, parity calls, the
+// result): to one on the match's own goroutine, to the other on its
+// partner, one goroutine for the whole match rather than one a phase.
+type partner chan func()
+
+func newPartner() partner {
+	p := make(partner)
+	go func() {
+		for f := range p {
+			f()
+		}
+	}()
+	return p
 }
 
-// bothWithin runs f and g at once, each with a context of phase (its
-// timeout from now), and waits for both: the two players of a phase share
-// one deadline.
-func (r *Referee) bothWithin(phase *deadline.Shared, f, g func(ctx context.Context)) {
-	ctx := phase.Get()
-	r.both(func() { f(ctx) }, func() { g(ctx) })
+// stop ends the partner's goroutine once it is done with what it runs.
+func (p partner) stop() { close(p) }
+
+// both runs f here and g on the partner, and waits for both.
+func (p partner) both(f, g func()) {
+	done := make(chan struct{})
+	p <- func() { defer close(done); g() }
+	f()
+	<-done
+}
+
+// bothWithin runs f and g at once, with one context of timeout d from
+// now, and waits for both: the two players of a phase share one deadline.
+func (p partner) bothWithin(ctx context.Context, d time.Duration, f, g func(ctx context.Context)) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	p.both(func() { f(ctx) }, func() { g(ctx) })
 }
 
 // invite sends the invitation, within the join timeout of ctx, and records
@@ -328,7 +347,9 @@ func (r *Referee) decide(m *match) *protocol.MatchResult {
 			res.Winner = &winner.id
 		}
 		res.PlayerAStatus, res.PlayerBStatus = statusA, statusB
-		res.Score = map[string]any{m.a.id: pointsA, m.b.id: pointsB}
+		// float64, as JSON numbers decode into any: a manager in this
+		// process reads the same values as one that decoded them.
+		res.Score = map[string]any{m.a.id: float64(pointsA), m.b.id: float64(pointsB)}
 		res.Details.Outcome, res.Details.Reason = outcome, reason
 	}
 	switch {
@@ -368,10 +389,9 @@ func (r *Referee) decide(m *match) *protocol.MatchResult {
 	return res
 }
 
-// gameOver is the GAME_OVER of m: the same message for both players, so
-// it is encoded once (protocol.Broadcast) and, for players in this
-// process, decoded and validated once for both.
-func (r *Referee) gameOver(m *match, res *protocol.MatchResult) any {
+// gameOver is the GAME_OVER of m: the same message for both players, who
+// only read it.
+func (r *Referee) gameOver(m *match, res *protocol.MatchResult) *protocol.GameOver {
 	status := protocol.ResultWin
 	switch {
 	case res.MatchStatus == protocol.ResultTechnicalLoss:
@@ -393,14 +413,7 @@ func (r *Referee) gameOver(m *match, res *protocol.MatchResult) any {
 		},
 		Reason: res.Details.Reason, // beside game_result: message-structures §4.6.1
 	}
-	token := over.AuthToken
-	over.AuthToken = ""
-	b, err := protocol.NewBroadcast(over)
-	if err != nil {
-		over.AuthToken = token // sent as it is: the call says what is wrong with it
-		return over
-	}
-	return b.To(token)
+	return over
 }
 
 // notifyEnd sends GAME_ERROR to a player that failed, then GAME_OVER
@@ -465,9 +478,9 @@ func (r *Referee) report(life *lifetime, m *match) {
 	err := retry.Do(ctx, func(context.Context) error {
 		var ack protocol.MatchResultReportAck
 		to := r.managerEndpoint()
-		err := r.caller.Call(life.call.Get(), to, protocol.MethodReportMatchResult, rep, &ack) // a call timeout from now
+		err := r.callWithin(ctx, to, protocol.MethodReportMatchResult, rep, &ack)
 		if moved := r.movedManager(to, err); moved != "" {
-			merr := r.caller.Call(life.call.Get(), moved, protocol.MethodReportMatchResult, rep, &ack)
+			merr := r.callWithin(ctx, moved, protocol.MethodReportMatchResult, rep, &ack)
 			if merr == nil && ack.Status != protocol.StatusRejected && (ack.MatchID == "" || ack.MatchID == m.id) {
 				r.adoptManager(to, moved)
 				return nil
@@ -563,4 +576,11 @@ func (r *Referee) finish(m *match) {
 		r.finished[0] = ""
 		r.finished = r.finished[1:]
 	}
+}
+
+// callWithin makes a call within a call timeout from now.
+func (r *Referee) callWithin(ctx context.Context, endpoint, method string, params, reply any) error {
+	ctx, cancel := context.WithTimeout(ctx, r.callTimeout())
+	defer cancel()
+	return r.caller.Call(ctx, endpoint, method, params, reply)
 }

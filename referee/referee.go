@@ -17,8 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leaguectl/leaguectl/internal/deadline"
-	"github.com/leaguectl/leaguectl/internal/gopool"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 )
@@ -70,10 +68,11 @@ type Options struct {
 	// missed the report (0: DefaultKeepFinished). The manager keeps every
 	// result; a referee of a long league does not grow with it.
 	KeepFinished int
-	// Words, when set, holds the strings of the requests its server is
-	// sent, shared with the other agents and the clients of the process
-	// (protocol.Words, transport.WithWords); nil allocates each.
-	Words *protocol.Words
+	// ResetBreaker, when set, closes the circuit breaker its caller keeps
+	// for an endpoint (transport.Client.ResetBreaker): called for a
+	// player that registered again after a restart, which an open breaker
+	// would otherwise shut out until its reset timeout.
+	ResetBreaker func(endpoint string)
 	// RegistrationToken is the auth_token of its registration: the
 	// league's referee token, for a manager that admits only the referees
 	// given it (league.Options.RefereeToken); empty for one that admits
@@ -141,20 +140,13 @@ type Referee struct {
 	registered chan struct{}
 	started    time.Time
 	inflight   sync.WaitGroup
-	// pool runs matches and their calls on goroutines kept between them.
-	pool      gopool.Pool
-	origin    protocol.Origin
-	deadlines protocol.Stamper
+	origin     protocol.Origin
+	deadlines  protocol.Stamper
 }
 
-// lifetime is a Run of the referee: its context, in which matches live,
-// and the deadlines of their phases, each shared by the matches whose
-// phase starts within a few milliseconds of another's (one timer for them
-// all, not one each; a phase gets at most deadline.Window more than its
-// timeout).
+// lifetime is a Run of the referee: its context, in which matches live.
 type lifetime struct {
-	ctx                context.Context
-	join, choice, call *deadline.Shared
+	ctx context.Context
 }
 
 // GameOverGrace is how long a match's report waits for the players to
@@ -166,12 +158,7 @@ type lifetime struct {
 const GameOverGrace = 500 * time.Millisecond
 
 func (r *Referee) newLifetime(ctx context.Context) *lifetime {
-	return &lifetime{
-		ctx:    ctx,
-		join:   deadline.New(ctx, r.opts.JoinTimeout, 0, nil),
-		choice: deadline.New(ctx, r.opts.ChoiceTimeout, 0, nil),
-		call:   deadline.New(ctx, r.callTimeout(), 0, nil),
-	}
+	return &lifetime{ctx: ctx}
 }
 
 // New returns a Referee that calls others through caller.
@@ -349,7 +336,11 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 	}
 	var resp protocol.RefereeRegisterResponse
 	// Asked again without the instance secret (our extension) if refused.
-	err := transport.CallExtended(ctx, r.caller, endpoint, protocol.MethodRegisterReferee, req, &resp, func() { req.InstanceSecret = "" })
+	err := transport.CallExtended(ctx, r.caller, endpoint, protocol.MethodRegisterReferee, req, &resp, func() any {
+		plain := *req
+		plain.InstanceSecret = ""
+		return &plain
+	})
 	if err != nil {
 		return err
 	}
@@ -432,7 +423,6 @@ func (r *Referee) callTimeout() time.Duration {
 // Handler returns the referee's methods.
 func (r *Referee) Handler() *transport.Mux {
 	m := transport.NewMux(r.log)
-	m.ShareWords(r.opts.Words)
 	m.HandleFunc(string(protocol.TypeStartMatch), r.onStartMatch)
 	m.HandleFunc(string(protocol.TypeLeagueCompleted), r.onLeagueCompleted)
 	m.HandleFunc(string(protocol.TypeLeagueError), r.onLeagueError)
@@ -560,10 +550,10 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 	case known && m.finished():
 		// The manager did not get the report (it re-dispatched): send it again.
 		r.inflight.Add(1)
-		r.pool.Go(func() {
+		go func() {
 			defer r.inflight.Done()
 			r.report(life, m)
-		})
+		}()
 	case known:
 		// Already being played: a repeated START_MATCH changes nothing.
 	case r.active >= r.opts.MaxConcurrent:
@@ -577,10 +567,10 @@ func (r *Referee) onStartMatch(ctx context.Context, req *transport.Request) (any
 		r.matches[sm.MatchID] = m
 		r.active++
 		r.inflight.Add(1)
-		r.pool.Go(func() {
+		go func() {
 			defer r.inflight.Done()
 			r.play(life, m)
-		})
+		}()
 	}
 	r.mu.Unlock()
 	return &protocol.StartMatchAck{
@@ -605,8 +595,8 @@ func (r *Referee) noteInstancesLocked(sm *protocol.StartMatch) {
 			continue
 		}
 		if prev, seen := r.instances[p.ep]; seen && prev != p.inst {
-			if br, ok := r.caller.(transport.BreakerResetter); ok {
-				br.ResetBreaker(p.ep)
+			if r.opts.ResetBreaker != nil {
+				r.opts.ResetBreaker(p.ep)
 			}
 		}
 		if len(r.instances) >= maxInstances {

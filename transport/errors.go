@@ -187,6 +187,9 @@ func IsRetryable(err error) bool {
 // classify turns a network error into an *Error: the call's own context
 // ending is a timeout when its deadline passed.
 func classify(ctx context.Context, endpoint string, err error) error {
+	if err == nil {
+		return nil
+	}
 	if e, ok := errors.AsType[*Error](err); ok {
 		if e.Endpoint == "" {
 			e.Endpoint = endpoint

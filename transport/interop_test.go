@@ -53,7 +53,7 @@ func TestInteropRequestsServed(t *testing.T) {
 					if probe.Method == "" {
 						continue // a response
 					}
-					reply, err := n.RoundTrip(context.Background(), ep, line)
+					reply, err := n.Post(context.Background(), ep, line)
 					is.NoErr(err)
 					resp, err := protocol.DecodeResponse(reply)
 					is.NoErr(err)

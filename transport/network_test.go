@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -184,7 +183,7 @@ func TestVectors(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
 		ep := nw.Serve(t, "vectors", newTestMux())
 		for i, v := range vs {
-			got, err := nw.RoundTrip(context.Background(), ep, []byte(v.request))
+			got, err := nw.Post(context.Background(), ep, []byte(v.request))
 			if err != nil {
 				t.Fatalf("%s: %v", v.name, err)
 			}
@@ -325,22 +324,6 @@ func TestUnreachable(t *testing.T) {
 	})
 }
 
-func TestNotification(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
-		is := is.New(t)
-		tm := newTestMux()
-		ep := nw.Serve(t, "p1", tm)
-		c := transport.NewClient(nw, time.Second)
-		is.NoErr(c.Notify(context.Background(), ep, "update", []int{1, 2}))
-		// A call after the notification: the server handled both in order
-		// of arrival on this connection.
-		is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))
-		tm.mu.Lock()
-		defer tm.mu.Unlock()
-		is.Equal(tm.notes, []string{"update"})
-	})
-}
-
 func TestConcurrentCalls(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
 		is := is.New(t)
@@ -472,7 +455,7 @@ func TestMuxRoutes(t *testing.T) {
 	is.NoErr(err)
 	serve := func(method string, params []byte) string {
 		body := `{"jsonrpc":"2.0","method":"` + method + `","params":` + string(params) + `,"id":1}`
-		return string(m.ServeMessage(context.Background(), []byte(body), transport.Peer{}))
+		return string(transport.ServeJSON(context.Background(), m, []byte(body), transport.Peer{}))
 	}
 	ok := `{"jsonrpc":"2.0","result":{"status":"ok"},"id":1}`
 	is.Equal(serve("CHOOSE_PARITY_CALL", params), ok)
@@ -518,7 +501,7 @@ func TestRequestSeenByHandler(t *testing.T) {
 		ep := nw.Serve(t, "p1", m)
 		body := `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"receive_game_over","arguments":` +
 			`{"match_id":"R1M1","game_result":{"status":"WIN","winner_player_id":"P02","drawn_number":7}}},"id":5}`
-		reply, err := nw.RoundTrip(context.Background(), ep, []byte(body))
+		reply, err := nw.Post(context.Background(), ep, []byte(body))
 		is.NoErr(err)
 		is.Equal(string(reply), `{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"{\"status\":\"ACK\"}"}]},"id":5}`)
 		r := <-got
@@ -526,21 +509,21 @@ func TestRequestSeenByHandler(t *testing.T) {
 		is.Equal(r.Type, protocol.TypeGameOver)
 		is.True(r.MCP)
 		is.True(r.Peer.Loopback) // loopback caller
-		is.Equal(r.Peer.Network, nw.Name)
+		is.Equal(r.Peer.Network, map[bool]string{true: "mem", false: "http"}[nw.IsMem()])
 		is.Equal(*r.Msg.(*protocol.GameOver).GameResult.WinnerPlayerID, "P02")
 		is.True(bytes.Contains(r.Params, []byte(`"drawn_number":7`)))
 	})
 }
 
-// countingServer counts the bodies it serves and passes them on.
+// countingServer counts the requests it serves and passes them on.
 type countingServer struct {
-	next  transport.MessageServer
+	next  transport.Handler
 	calls atomic.Int64
 }
 
-func (c *countingServer) ServeMessage(ctx context.Context, body []byte, p transport.Peer) []byte {
+func (c *countingServer) ServeLeague(ctx context.Context, r *transport.Request) (any, error) {
 	c.calls.Add(1)
-	return c.next.ServeMessage(ctx, body, p)
+	return c.next.ServeLeague(ctx, r)
 }
 
 // TestDialectNegotiation: an endpoint that serves only tools/call with
@@ -665,59 +648,5 @@ func TestDialectOtherAnswers(t *testing.T) {
 			is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat)
 			is.Equal(counted.calls.Load(), int64(1)) // asked once
 		})
-	})
-}
-
-// TestShareWords: a Mux that shares a protocol.Words reads a string its
-// requests repeat once, and so does a client for its replies; without
-// one, each is read anew. (A Words's seed is random: two of a message's
-// strings share a slot about once in 250 tables, and then push each other
-// out, so sharing is asked of one of a few tables, not of each.)
-func TestShareWords(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
-		is := is.New(t)
-		n := 0
-		// call serves two invitations through a Mux and a client with words
-		// and reports whether the server's senders and the client's match
-		// ids were one string each.
-		call := func(words *protocol.Words) (server, client bool) {
-			n++
-			tm := transport.NewMux(nil)
-			tm.ShareWords(words)
-			var senders []string
-			tm.HandleFunc(string(protocol.TypeGameInvitation), func(ctx context.Context, r *transport.Request) (any, error) {
-				inv := r.Msg.(*protocol.GameInvitation)
-				senders = append(senders, inv.Sender)
-				return &protocol.GameJoinAck{
-					Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeGameJoinAck,
-						Sender: "player:P01", Timestamp: fixedTime, ConversationID: inv.ConversationID},
-					MatchID: inv.MatchID, PlayerID: "P01", ArrivalTimestamp: fixedTime, Accept: new(true),
-				}, nil
-			})
-			ep := nw.Serve(t, fmt.Sprintf("p-%d", n), tm)
-			c := transport.NewClient(nw, time.Second, transport.WithWords(words))
-			inv := &protocol.GameInvitation{
-				Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeGameInvitation,
-					Sender: "referee:REF01", Timestamp: fixedTime, ConversationID: "conv-r1m1"},
-				RoundID: 1, MatchID: "R1M1", GameType: protocol.GameEvenOdd, RoleInMatch: protocol.PlayerA, OpponentID: "P02",
-			}
-			var acks [2]protocol.GameJoinAck
-			for i := range acks {
-				is.NoErr(c.Call(context.Background(), ep, protocol.MethodHandleGameInvitation, inv, &acks[i]))
-				is.Equal(acks[i].MatchID, "R1M1")
-			}
-			is.Equal(senders, []string{"referee:REF01", "referee:REF01"})
-			return unsafe.StringData(senders[0]) == unsafe.StringData(senders[1]),
-				unsafe.StringData(acks[0].MatchID) == unsafe.StringData(acks[1].MatchID)
-		}
-		server, client := call(nil)
-		is.True(!server && !client) // each read anew
-		for range 5 {
-			if server, client = call(protocol.NewWords()); server && client {
-				break
-			}
-		}
-		is.True(server) // the Mux's requests share their strings
-		is.True(client) // the client's replies too
 	})
 }

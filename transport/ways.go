@@ -9,7 +9,8 @@ import (
 // A Way is one way of calling a league method on an endpoint, as a Client
 // tries them: by its name (ours, dialect-a), by its message type
 // (dialect-a), or through MCP tools/call under our tool name or dialect-b's.
-// Its zero value calls the method by its name.
+// Its zero value calls the method by its name. The checker uses them to
+// grade an agent as a league would reach it.
 type Way struct{ d dialect }
 
 // Ways lists the ways of calling method with params p, in the order a
@@ -35,7 +36,12 @@ func (w Way) Direct() bool { return w.d == plainMethods }
 
 // Request is the JSON-RPC method and params that call method with p in w.
 func (w Way) Request(method string, p jsontext.Value) (wire string, params jsontext.Value, err error) {
-	return wireOf(w.d, method, p)
+	wire, wp, err := wireOf(w.d, method, p)
+	if err != nil {
+		return "", nil, err
+	}
+	params, err = EncodeParams(wp)
+	return wire, params, err
 }
 
 // Describe says in a few words how w calls method: "GAME_INVITATION as
@@ -57,25 +63,4 @@ func (w Way) Describe(method string) string {
 // the next way is worth trying (-32601, or MCP's unknown-tool answers).
 func (w Way) Unknown(method string, e *protocol.RPCError) bool {
 	return e != nil && notFoundIn(w.d, method, &Error{Kind: KindRemote, RPC: e})
-}
-
-// reroutable reports whether method with params p can be called another
-// way: a tools/call is already in the form every dialect takes, and params
-// that are no object cannot be tool arguments.
-func reroutable(method string, p jsontext.Value) bool {
-	return p.Kind() == '{' && method != protocol.MethodToolsCall
-}
-
-// wireOf is the JSON-RPC method and params that call method with p in d.
-func wireOf(d dialect, method string, p jsontext.Value) (string, jsontext.Value, error) {
-	switch d {
-	case messageTypes:
-		if t, ok := messageTypeOf(method); ok {
-			return t, p, nil
-		}
-	case mcpTools, mcpToolsB:
-		wrapped, err := EncodeParams(protocol.ToolCall{Name: toolName(d, method), Arguments: p})
-		return protocol.MethodToolsCall, wrapped, err
-	}
-	return method, p, nil
 }

@@ -9,13 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/leaguectl/leaguectl/internal/bufpool"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 )
@@ -39,7 +40,10 @@ type ClientConfig struct {
 	DialTimeout time.Duration
 }
 
-// idleConnTimeout is how long an idle connection is kept.
+// idleConnTimeout is how long an idle connection is kept: less than a
+// server's idle timeout (DefaultIdleTimeout), so that the client, not the
+// server, ends a connection that idles, and never sends a request on one
+// the server is closing.
 const idleConnTimeout = 90 * time.Second
 
 // Defaults of ClientConfig.
@@ -63,18 +67,13 @@ func idleConnsFor(files uint64) int {
 	return int(max(256, min(4096, files/4)))
 }
 
-// Client is the HTTP RoundTripper: one POST per call, kept-alive
-// connections, and no http.DefaultClient. Calls to http:// endpoints are
-// its own HTTP/1.1 exchanges on its own pool (conn.go); https:// goes
-// through net/http.
+// Client is the HTTP transport.RoundTripper: one POST per exchange on an
+// http.Client of its own, whose connections are kept alive.
 type Client struct {
-	hc     *http.Client
-	limit  int64
-	dialer net.Dialer
-	pool   pool
-	// replies keeps the buffers of replies given back (RecycleReply),
-	// for the next responses of announced length to be read into.
-	replies bufpool.Pool
+	hc    *http.Client
+	limit int64
+	ids   atomic.Uint64
+	sent  atomic.Uint64
 }
 
 // NewClient returns a Client with its own connection pool.
@@ -91,135 +90,151 @@ func NewClient(cfg ClientConfig) *Client {
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = DefaultDialTimeout
 	}
-	c := &Client{
-		replies: bufpool.Pool{Max: maxKeptReply},
-		limit:   cfg.MaxResponseBytes,
-		dialer:  net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second},
-		pool: pool{
-			idle: map[string][]*pconn{}, targets: map[string]*target{}, inOrder: map[string]bool{},
-			perHost: cfg.MaxIdleConnsPerHost, maxTotal: cfg.MaxIdleConns,
-			idleTimeout: idleConnTimeout,
-		},
-	}
+	dialer := &net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}
+	// No proxy from the environment: agents talk to each other directly,
+	// and a variable set for something else must not send a league's
+	// tokens through a third party.
 	tr := &http.Transport{
-		Proxy:                 nil, // agents talk directly; a proxy env var must not reroute a league
-		DialContext:           c.dialer.DialContext,
+		DialContext:           dialer.DialContext,
 		MaxIdleConns:          cfg.MaxIdleConns,
 		MaxIdleConnsPerHost:   cfg.MaxIdleConnsPerHost,
 		IdleConnTimeout:       idleConnTimeout,
 		TLSHandshakeTimeout:   cfg.DialTimeout,
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
-		// A standings broadcast (5-10 KB with 64 players) goes out in one
-		// write with its headers, not in 4 KiB pieces.
-		WriteBufferSize: 32 << 10,
 	}
-	c.hc = &http.Client{
-		Transport: tr,
-		// A league endpoint does not redirect; following one could send
-		// a token elsewhere.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	return &Client{
+		hc: &http.Client{
+			Transport: tr,
+			// A league endpoint does not redirect; following one could
+			// send a token elsewhere.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		limit: cfg.MaxResponseBytes,
 	}
-	return c
 }
 
 // CloseIdleConnections drops kept-alive connections.
-func (c *Client) CloseIdleConnections() {
-	c.pool.closeIdle()
-	c.hc.CloseIdleConnections()
-}
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
-// RoundTrip POSTs body to endpoint. A 2xx body is returned as it is; a
-// non-2xx body is returned too when it is a JSON-RPC response (some
-// implementations answer errors with 4xx/5xx statuses), else the status is
-// the error.
-func (c *Client) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
-	t, ok, err := c.pool.target(endpoint)
+// BytesSent is how many bytes of request bodies the client has sent.
+func (c *Client) BytesSent() uint64 { return c.sent.Load() }
+
+// RoundTrip implements transport.RoundTripper: the calls go as one POST,
+// one request object for one call and a batch for several. A non-2xx
+// answer whose body is a JSON-RPC response is read as a 2xx one (some
+// implementations answer errors with 4xx/5xx statuses); without one, the
+// status is the error.
+func (c *Client) RoundTrip(ctx context.Context, endpoint string, calls ...*transport.Call) error {
+	if len(calls) == 0 {
+		return nil
+	}
+	n := uint64(len(calls))
+	firstID := c.ids.Add(n) - n + 1
+	body, ok := transport.EncodeCalls(calls, firstID)
+	if !ok {
+		return nil // every call has its Err
+	}
+	status, data, err := c.post(ctx, endpoint, body)
 	if err != nil {
-		return nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint, Err: err}
+		return err
 	}
-	if ok && fastPath {
-		status, data, err := c.fast(ctx, endpoint, t, body)
-		if err != nil {
-			return nil, err
-		}
-		return c.answer(endpoint, status, data)
+	if status/100 != 2 && !isRPCResponse(data) {
+		return statusError(endpoint, status, data)
 	}
-	return c.slow(ctx, endpoint, body)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return &transport.Error{Kind: transport.KindBadResponse, Endpoint: endpoint,
+			Err: fmt.Errorf("empty reply (HTTP %d) to a call", status)}
+	}
+	return transport.DecodeReplies(data, calls, firstID, endpoint)
 }
 
-// BatchesInOrder implements transport.InOrderPeers: the last connection
-// dialed to endpoint's address had a first response saying so
-// (BatchHeader). Only http:// endpoints, on the client's own exchanges,
-// are asked; through net/http (https://) nothing is sent as a batch.
-func (c *Client) BatchesInOrder(endpoint string) bool {
-	return fastPath && c.pool.batchesInOrder(endpoint)
-}
-
-// ReturnsBody implements transport.BodyLender: the client's own exchanges
-// (http:// endpoints) have written a request's body when RoundTrip returns
-// and keep nothing of it.
-func (c *Client) ReturnsBody(endpoint string) bool {
-	_, ok, _ := c.pool.target(endpoint)
-	return ok && fastPath
-}
-
-// RecycleReply implements transport.ReplyRecycler: a reply given back is
-// the buffer a later response is read into.
-func (c *Client) RecycleReply(_ string, reply []byte) { c.replies.Put(reply) }
-
-// maxKeptReply is the largest reply buffer the client keeps: a match's
-// replies are under 1 KiB, a round end's batch's under 4 KiB.
-const maxKeptReply = 16 << 10
-
-// slow is the exchange through net/http.
-func (c *Client) slow(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint, Err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, classifyDial(endpoint, err)
-	}
-	defer resp.Body.Close()
-	data, err := readBody(io.LimitReader(resp.Body, c.limit+1), resp.ContentLength, c.limit)
+// Post POSTs an encoded JSON-RPC body to endpoint and returns the reply
+// body as it came: empty for notifications only, and a JSON-RPC error
+// body whatever its status.
+func (c *Client) Post(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	status, data, err := c.post(ctx, endpoint, body)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > c.limit {
-		return nil, &transport.Error{Kind: transport.KindBadResponse, Endpoint: endpoint,
-			Err: fmt.Errorf("response larger than %d bytes", c.limit)}
+	if status/100 != 2 && !isRPCResponse(data) {
+		return nil, statusError(endpoint, status, data)
 	}
-	return c.answer(endpoint, resp.StatusCode, data)
+	return data, nil
 }
 
-// answer is the outcome of a response with status and body data.
-func (c *Client) answer(endpoint string, status int, data []byte) ([]byte, error) {
-	if status/100 == 2 {
-		return data, nil
+// post sends body and reads the answer, within the response limit.
+func (c *Client) post(ctx context.Context, endpoint string, body []byte) (status int, data []byte, err error) {
+	if err := checkEndpoint(endpoint); err != nil {
+		return 0, nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint, Err: err}
 	}
-	if isRPCResponse(data) {
-		return data, nil
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint, Err: err}
 	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	c.sent.Add(uint64(len(body)))
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, nil, classify(ctx, endpoint, err)
+	}
+	defer resp.Body.Close()
+	data, err = io.ReadAll(io.LimitReader(resp.Body, c.limit+1))
+	if err != nil {
+		return 0, nil, classify(ctx, endpoint, err)
+	}
+	if int64(len(data)) > c.limit {
+		return 0, nil, &transport.Error{Kind: transport.KindBadResponse, Endpoint: endpoint,
+			Err: fmt.Errorf("response larger than %d bytes", c.limit)}
+	}
+	return resp.StatusCode, data, nil
+}
+
+// checkEndpoint refuses an endpoint that no request could reach, before
+// net/http says so in words of its own.
+func checkEndpoint(endpoint string) error {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("not an http:// or https:// URL")
+	}
+	return nil
+}
+
+// classify turns a failed exchange into an *transport.Error: a timeout
+// when the call's deadline passed, E018 when the host name does not
+// resolve (an endpoint that cannot exist, and will not by trying again),
+// and unreachable otherwise. The caller giving up is not the peer's
+// failure: its context's error is returned as it is.
+func classify(ctx context.Context, endpoint string, err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		err = ue.Err
+	}
+	if dns, ok := errors.AsType[*net.DNSError](err); ok && dns.IsNotFound {
+		return &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint, Err: err}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &transport.Error{Kind: transport.KindTimeout, Endpoint: endpoint, Err: err}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &transport.Error{Kind: transport.KindTimeout, Endpoint: endpoint, Err: ctx.Err()}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return &transport.Error{Kind: transport.KindUnreachable, Endpoint: endpoint, Err: err}
+}
+
+// statusError is the error of a non-2xx answer without a JSON-RPC body:
+// unreachable for the statuses of a proxy or a server that cannot serve
+// now, the bare status otherwise.
+func statusError(endpoint string, status int, data []byte) error {
 	kind := transport.KindStatus
 	switch status {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		kind = transport.KindUnreachable
 	}
-	return nil, &transport.Error{Kind: kind, Endpoint: endpoint, Status: status,
-		Err: errors.New(snippet(data))}
-}
-
-// classifyDial separates an endpoint that cannot exist (the host name does
-// not resolve) from one where nobody answers (refused, reset).
-func classifyDial(endpoint string, err error) error {
-	if dns, ok := errors.AsType[*net.DNSError](err); ok && dns.IsNotFound {
-		return &transport.Error{Kind: transport.KindBadEndpoint, Endpoint: endpoint, Err: err}
-	}
-	return err
+	return &transport.Error{Kind: kind, Endpoint: endpoint, Status: status, Err: errors.New(snippet(data))}
 }
 
 func isRPCResponse(data []byte) bool {
@@ -238,17 +253,17 @@ func snippet(b []byte) string {
 	return protocol.Clip(strings.TrimSpace(string(bytes.ToValidUTF8(b, []byte("?")))))
 }
 
-// Network serves listeners on loopback ports and calls them over HTTP; it
-// is what `simulate --transport http` runs on.
+// Network serves listeners on free ports of one host and calls them over
+// HTTP; it is what `simulate --transport http` runs on.
 type Network struct {
-	*Client
+	client *Client
 	cfg    ServerConfig
 	host   string
 	logger *slog.Logger
 }
 
 // NewNetwork returns a Network that binds host (127.0.0.1 when empty) on
-// free ports.
+// free ports and calls through client (a new one when nil).
 func NewNetwork(host string, cfg ServerConfig, client *Client, logger *slog.Logger) *Network {
 	if host == "" {
 		host = "127.0.0.1"
@@ -256,10 +271,20 @@ func NewNetwork(host string, cfg ServerConfig, client *Client, logger *slog.Logg
 	if client == nil {
 		client = NewClient(ClientConfig{})
 	}
-	return &Network{Client: client, cfg: cfg, host: host, logger: logger}
+	return &Network{client: client, cfg: cfg, host: host, logger: logger}
 }
 
 // Listen implements transport.Network: a new server on a free port.
-func (n *Network) Listen(_ string, srv transport.MessageServer) (transport.Listener, error) {
-	return Serve(net.JoinHostPort(n.host, "0"), srv, n.cfg, n.logger)
+func (n *Network) Listen(_ string, h transport.Handler) (transport.Listener, error) {
+	return Serve(net.JoinHostPort(n.host, "0"), h, n.cfg, n.logger)
+}
+
+// RoundTrip implements transport.RoundTripper with the Network's client.
+func (n *Network) RoundTrip(ctx context.Context, endpoint string, calls ...*transport.Call) error {
+	return n.client.RoundTrip(ctx, endpoint, calls...)
+}
+
+// Post is the Network's client's Post.
+func (n *Network) Post(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	return n.client.Post(ctx, endpoint, body)
 }

@@ -19,3 +19,13 @@ func TestConnsFor(t *testing.T) {
 		t.Errorf("DefaultMaxConns() = %d, below 256", DefaultMaxConns())
 	}
 }
+
+// TestIdleConnsFor: a quarter of the files the process may open, between
+// 256 and 4,096; 4,096 when the system does not say.
+func TestIdleConnsFor(t *testing.T) {
+	for files, want := range map[uint64]int{0: 4096, 1024: 256, 4096: 1024, 10000: 2500, 16384: 4096, 1 << 20: 4096} {
+		if got := idleConnsFor(files); got != want {
+			t.Errorf("idleConnsFor(%d) = %d, want %d", files, got, want)
+		}
+	}
+}

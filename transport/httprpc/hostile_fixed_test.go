@@ -1,9 +1,9 @@
 package httprpc_test
 
-// Hostile clients against the server, over real loopback TCP. Each test in
-// this file failed before the fix its comment names (a review's attacks,
-// sixteenth session of issue 8); hostile_server_test.go keeps the attacks
-// the server withstood from the start.
+// Hostile clients against the server, over real loopback TCP: the
+// helpers, and the attacks on the edges between the server's parts (its
+// connection cap, its handler, net/http). hostile_server_test.go has the
+// attacks on HTTP itself.
 
 import (
 	"context"
@@ -24,28 +24,28 @@ import (
 // hostileCall is a ping request's body: 40 bytes.
 const hostileCall = `{"jsonrpc":"2.0","method":"ping","id":1}`
 
-// hostileServe serves srv on a free loopback port with cfg, closed when the
+// hostileServe serves h on a free loopback port with cfg, closed when the
 // test ends, and returns the listener and its host:port.
-func hostileServe(t *testing.T, srv transport.MessageServer, cfg httprpc.ServerConfig) (*httprpc.Listener, string) {
+func hostileServe(t *testing.T, h transport.Handler, cfg httprpc.ServerConfig) (*httprpc.Listener, string) {
 	t.Helper()
-	l, err := httprpc.Serve("127.0.0.1:0", srv, cfg, nil)
+	l, err := httprpc.Serve("127.0.0.1:0", h, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Close() })
-	return l, strings.TrimSuffix(strings.TrimPrefix(l.Endpoint(), "http://"), httprpc.Path)
+	return l, hostPort(l)
 }
 
-// hostileNetHTTP serves srv with net/http's server alone (the handler and
-// server the Listener gives what its fast path does not serve), for
+// hostileNetHTTP serves h with NewServer and NewHandler on a plain
+// listener, without the Listener's connection cap and graceful stop, for
 // comparison, and returns its host:port.
-func hostileNetHTTP(t *testing.T, srv transport.MessageServer, cfg httprpc.ServerConfig) string {
+func hostileNetHTTP(t *testing.T, h transport.Handler, cfg httprpc.ServerConfig) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httprpc.NewServer(ln.Addr().String(), httprpc.NewHandler(srv, cfg), cfg, nil)
+	hs := httprpc.NewServer(ln.Addr().String(), httprpc.NewHandler(h, cfg), cfg, nil)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -97,16 +97,14 @@ func isTimeout(err error) bool {
 }
 
 // TestHostileBareLFHead: a POST /mcp whose request line ends in CRLF but
-// whose header lines end in a bare LF is a head the fast path does not
-// serve, so it goes to net/http, which answers it at once (200, as
-// net/http reads bare LF line ends), byte for byte. The fast path used to
-// wait for a CRLF CRLF that never came, and close the connection
-// unanswered at the header timeout (fixed: readHead hands off a head with
-// a bare LF).
+// whose header lines end in a bare LF is answered at once (200, as
+// net/http reads bare LF line ends), by the Listener as by net/http on
+// its own, byte for byte, not left waiting for a CRLF CRLF that never
+// comes until the header timeout.
 func TestHostileBareLFHead(t *testing.T) {
 	t.Parallel()
 	cfg := httprpc.ServerConfig{ReadHeaderTimeout: 2 * time.Second}
-	_, fast := hostileServe(t, pingMux(), cfg)
+	_, served := hostileServe(t, pingMux(), cfg)
 	plain := hostileNetHTTP(t, pingMux(), cfg)
 	for name, req := range map[string]string{
 		"header lines": "POST /mcp HTTP/1.1\r\nHost: x\nContent-Length: 40\nConnection: close\n\n" + hostileCall,
@@ -115,12 +113,12 @@ func TestHostileBareLFHead(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var answers [2]string
-			for i, addr := range []string{plain, fast} {
+			for i, addr := range []string{plain, served} {
 				c := hostileDial(t, addr)
 				hostileWrite(t, c, req)
 				got, err := hostileReadAll(c, time.Now().Add(500*time.Millisecond))
 				if err != nil {
-					t.Fatalf("%s: %v after %q", []string{"net/http", "fast path"}[i], err, got)
+					t.Fatalf("%s: %v after %q", []string{"net/http", "Listener"}[i], err, got)
 				}
 				answers[i] = withoutDate(got)
 			}
@@ -128,23 +126,22 @@ func TestHostileBareLFHead(t *testing.T) {
 				t.Fatalf("net/http answered %q", answers[0])
 			}
 			if answers[1] != answers[0] {
-				t.Fatalf("fast path answered %q, net/http %q", answers[1], answers[0])
+				t.Fatalf("Listener answered %q, net/http %q", answers[1], answers[0])
 			}
 		})
 	}
 }
 
-// TestHostileHandoffKeepsFIN: a request the fast path hands to net/http
-// and net/http refuses with 413 (body over the limit) gets its answer and
-// then the end of the stream at once, as from net/http on its own (it
-// shuts its side down before its 500 ms wait against a reset). The
-// replayConn a handed-off connection is used to hide the TCP connection's
-// CloseWrite: the end came 500 ms later, or as a reset (fixed:
-// replayConn.CloseWrite).
-func TestHostileHandoffKeepsFIN(t *testing.T) {
+// TestHostileRefusalKeepsFIN: a request refused with 413 (body over the
+// limit) gets its answer and then the end of the stream at once, from the
+// Listener as from net/http on its own: net/http shuts its side down
+// before its 500 ms wait against a reset, which the connection cap's
+// wrapper of each connection must let it do (heldConn.CloseWrite), or
+// the end comes 500 ms later, or as a reset.
+func TestHostileRefusalKeepsFIN(t *testing.T) {
 	t.Parallel()
 	cfg := httprpc.ServerConfig{MaxBodyBytes: 1024}
-	_, fast := hostileServe(t, pingMux(), cfg)
+	_, served := hostileServe(t, pingMux(), cfg)
 	plain := hostileNetHTTP(t, pingMux(), cfg)
 	big := strings.Repeat("a", 2000)
 	want := "HTTP/1.1 413 Request Entity Too Large\r\nConnection: close\r\nContent-Length: 108\r\n" +
@@ -157,13 +154,13 @@ func TestHostileHandoffKeepsFIN(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			for i, addr := range []string{plain, fast} {
+			for i, addr := range []string{plain, served} {
 				c := hostileDial(t, addr)
 				hostileWrite(t, c, req)
 				got, err := hostileReadAll(c, time.Now().Add(250*time.Millisecond))
 				if err != nil || withoutDate(got) != want {
 					t.Fatalf("%s: got %q, %v; want %q and the end of the stream",
-						[]string{"net/http", "fast path"}[i], got, err, want)
+						[]string{"net/http", "Listener"}[i], got, err, want)
 				}
 			}
 		})
@@ -171,12 +168,9 @@ func TestHostileHandoffKeepsFIN(t *testing.T) {
 }
 
 // TestHostileWatchOutlivesHeadDeadline: a handler's context ends when its
-// client goes away (README), even after the read deadline its request was
-// read under has passed. The watcher's read used to keep that deadline
-// (the header timeout on a connection's first request), time out with it
-// and stop watching: a client that went away after that left the handler
-// running to its bound, 60 s by default (fixed: watchLong clears the
-// deadline before the watch reads).
+// client goes away (README), even after the header timeout its request
+// was read under has passed; otherwise a client that went away after it
+// would leave the handler running to its bound, 60 s by default.
 func TestHostileWatchOutlivesHeadDeadline(t *testing.T) {
 	t.Parallel()
 	started, ended, release := make(chan struct{}, 1), make(chan error, 1), make(chan struct{})
@@ -192,9 +186,8 @@ func TestHostileWatchOutlivesHeadDeadline(t *testing.T) {
 		return nil, ctx.Err()
 	})
 	// Long enough that the head, written at once, is read within it even
-	// on a loaded machine under -race (at 100 ms a CI run once lost the
-	// head to the timeout and waited for the handler until the test binary
-	// timed out), short enough for the pause below.
+	// on a loaded machine under -race (or the handler never starts), short
+	// enough for the pause below.
 	const headTimeout = 500 * time.Millisecond
 	_, addr := hostileServe(t, m, httprpc.ServerConfig{ReadHeaderTimeout: headTimeout})
 	c := hostileDial(t, addr)
@@ -221,11 +214,9 @@ func TestHostileWatchOutlivesHeadDeadline(t *testing.T) {
 }
 
 // TestHostileBodyNotPreallocated: a head that announces a body within the
-// limit does not make the server allocate the whole body before it comes.
-// It used to (fastserve.go's body buffer; server.go's readBody on
-// net/http's path): 32 heads of 60 bytes, each with one byte of body, held
-// 32 MiB until the read timeout (fixed: readSized and readBody start at
-// sizedFrom and grow as the body comes).
+// limit does not make the server allocate the whole body before it comes;
+// otherwise 32 heads of 60 bytes, each with one byte of body, would hold
+// 32 MiB until the read timeout.
 func TestHostileBodyNotPreallocated(t *testing.T) {
 	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{})
 	const conns = 32
@@ -259,19 +250,16 @@ func TestHostileBodyNotPreallocated(t *testing.T) {
 	}
 }
 
-// TestHostileFirstHeadTimeout: net/http's header timeout bounds a
-// connection's first head from the time it starts reading it, at accept
-// (README: "The timeouts are net/http's: the header timeout for a
-// connection's first request"), and so does the fast path's. It used to
-// give the client the header timeout to send a first byte, then the header
-// timeout again from that byte: a slowloris held the connection twice as
-// long (fixed: the first head's timeouts run from the accept).
+// TestHostileFirstHeadTimeout: the header timeout bounds a connection's
+// first head from the accept (README: "The timeouts are net/http's: the
+// header timeout for a connection's first request"), not from its first
+// byte, which would let a slowloris hold the connection twice as long.
 func TestHostileFirstHeadTimeout(t *testing.T) {
 	t.Parallel()
 	const headTimeout = 400 * time.Millisecond
 	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{ReadHeaderTimeout: headTimeout})
-	// A head the fast path reads, and two it hands to net/http as they
-	// start (a GET; a bare LF), which must not get the timeout afresh.
+	// A POST head, a GET, and a head with a bare LF: none gets the timeout
+	// afresh.
 	for _, head := range []string{"POST /mcp HTTP/1.1\r\nHost: x\r\n", "G", "POST /mcp HTTP/1.1\r\nHost: x\n"} {
 		t.Run(head, func(t *testing.T) {
 			t.Parallel()
@@ -291,13 +279,11 @@ func TestHostileFirstHeadTimeout(t *testing.T) {
 	}
 }
 
-// TestHostileUnreadableBody: on net/http's path (where chunked bodies go)
-// malformed chunked framing is answered 400 with a JSON-RPC error and the
-// connection closes (RFC 9112 §7.1), and a body that was cut short or
-// timed out is dropped without an answer, as the fast path drops it. Both
-// used to be answered "200 OK" with an empty body, which is not a
-// JSON-RPC response (serveRPC returned without writing, and net/http
-// wrote a 200).
+// TestHostileUnreadableBody: malformed chunked framing is answered 400
+// with a JSON-RPC error and the connection closes (RFC 9112 §7.1), and a
+// body that was cut short or timed out is dropped without an answer: a
+// handler that returned without writing would be answered "200 OK" with
+// an empty body by net/http, which is not a JSON-RPC response.
 func TestHostileUnreadableBody(t *testing.T) {
 	t.Parallel()
 	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{})
@@ -338,20 +324,17 @@ func TestHostileUnreadableBody(t *testing.T) {
 	}
 }
 
-// panicServer is a MessageServer with a bug that hostile bytes reach.
-type panicServer struct{}
-
-func (panicServer) ServeMessage(context.Context, []byte, transport.Peer) []byte {
+// panicHandler is a Handler with a bug that hostile bytes reach, outside
+// any Mux and its per-handler recover.
+var panicHandler = transport.HandlerFunc(func(context.Context, *transport.Request) (any, error) {
 	panic("a decoding bug reached by a peer's bytes")
-}
+})
 
-// TestHostilePanickingServer: a panic in the MessageServer (a bug in the
+// TestHostilePanickingServer: a panic in the Handler (a bug in the
 // decoding, validation or encoding outside the Mux's per-handler recover,
-// reached by a peer's bytes) costs its connection only, on the fast path
-// as on net/http's; the server goes on. The fast path used to call the
-// MessageServer without a recover, and such a panic ended the whole
-// process, every match of the league with it (fixed: serveBody recovers).
-// Run in a child process, which an unrecovered panic would end.
+// reached by a peer's bytes) costs its connection only; the server goes
+// on, and so do every match of the league in the process. Run in a child
+// process, which an unrecovered panic would end.
 func TestHostilePanickingServer(t *testing.T) {
 	if os.Getenv("HOSTILE_PANIC_CHILD") == "1" {
 		hostilePanickingChild(t)
@@ -368,10 +351,10 @@ func TestHostilePanickingServer(t *testing.T) {
 	}
 }
 
-// hostilePanickingChild sends the panicking server a chunked request (net/http),
-// then a plain one (the fast path), then asks for its health.
+// hostilePanickingChild sends the panicking server a chunked request, then
+// one with its length, then asks for its health.
 func hostilePanickingChild(t *testing.T) {
-	_, addr := hostileServe(t, panicServer{}, httprpc.ServerConfig{})
+	_, addr := hostileServe(t, panicHandler, httprpc.ServerConfig{})
 	for _, req := range []string{chunked(hostileCall), post(hostileCall)} {
 		c := hostileDial(t, addr)
 		hostileWrite(t, c, req)

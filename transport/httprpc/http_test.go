@@ -8,17 +8,22 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
 func pingMux() *transport.Mux {
@@ -33,9 +38,9 @@ func pingMux() *transport.Mux {
 }
 
 // startServer serves m on a free loopback port with cfg.
-func startServer(t *testing.T, m transport.MessageServer, cfg httprpc.ServerConfig) (*httprpc.Listener, *http.Client) {
+func startServer(t *testing.T, h transport.Handler, cfg httprpc.ServerConfig) (*httprpc.Listener, *http.Client) {
 	t.Helper()
-	l, err := httprpc.Serve("127.0.0.1:0", m, cfg, nil)
+	l, err := httprpc.Serve("127.0.0.1:0", h, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +288,7 @@ func TestClientKeepsConnections(t *testing.T) {
 	client := httprpc.NewClient(httprpc.ClientConfig{})
 	defer client.CloseIdleConnections()
 	for _, n := range []int{10, 500, 5000, 20000, 1 << 20, 0, 10} {
-		reply, err := client.RoundTrip(context.Background(), srv.URL+"/mcp", []byte(strings.Repeat("x", n)))
+		reply, err := client.Post(context.Background(), srv.URL+"/mcp", []byte(strings.Repeat("x", n)))
 		is.NoErr(err)
 		is.Equal(string(reply), `{"jsonrpc":"2.0","result":`+strconv.Itoa(n)+`,"id":1}`)
 	}
@@ -301,8 +306,9 @@ func TestClientKeepsAConnectionToEachOfManyPeers(t *testing.T) {
 		dials       int32
 	}{
 		{"default", 300, 0, 300},
-		// 20 dials, then the 10 kept are used again and the 10
-		// others dialed again (and closed again).
+		// 20 dials; the second round, in reverse, uses the 10 kept
+		// again (the last 10 called, as the least recently used are
+		// dropped first) and dials the 10 others again.
 		{"bounded", 20, 10, 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -317,10 +323,11 @@ func TestClientKeepsAConnectionToEachOfManyPeers(t *testing.T) {
 			defer client.CloseIdleConnections()
 			for range 2 {
 				for _, u := range urls {
-					reply, err := client.RoundTrip(context.Background(), u, []byte("{}"))
+					reply, err := client.Post(context.Background(), u, []byte("{}"))
 					is.NoErr(err)
 					is.Equal(string(reply), `{"jsonrpc":"2.0","result":2,"id":1}`)
 				}
+				slices.Reverse(urls)
 			}
 			var dials int32
 			for _, n := range conns {
@@ -339,10 +346,10 @@ func TestClientServerCloses(t *testing.T) {
 	client := httprpc.NewClient(httprpc.ClientConfig{})
 	defer client.CloseIdleConnections()
 	big := `{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + strings.Repeat("x", 2000) + `"},"id":1}`
-	reply, err := client.RoundTrip(context.Background(), l.Endpoint(), []byte(big))
+	reply, err := client.Post(context.Background(), l.Endpoint(), []byte(big))
 	is.NoErr(err) // a JSON-RPC error body, returned whatever the status
 	is.Equal(string(reply), `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: body larger than 1024 bytes"},"id":null}`)
-	reply, err = client.RoundTrip(context.Background(), l.Endpoint(), []byte(`{"jsonrpc":"2.0","method":"ping","id":1}`))
+	reply, err = client.Post(context.Background(), l.Endpoint(), []byte(`{"jsonrpc":"2.0","method":"ping","id":1}`))
 	is.NoErr(err)
 	is.Equal(string(reply), `{"jsonrpc":"2.0","result":{"status":"ok"},"id":1}`)
 }
@@ -364,18 +371,18 @@ func TestClientCancel(t *testing.T) {
 	defer close(release)
 	client := httprpc.NewClient(httprpc.ClientConfig{})
 	defer client.CloseIdleConnections()
-	_, err := client.RoundTrip(context.Background(), srv.URL+"/slow-not", []byte("{}"))
+	_, err := client.Post(context.Background(), srv.URL+"/slow-not", []byte("{}"))
 	is.NoErr(err)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
-	_, err = client.RoundTrip(ctx, srv.URL+"/slow", []byte("{}"))
+	_, err = client.Post(ctx, srv.URL+"/slow", []byte("{}"))
 	is.True(errors.Is(err, context.Canceled))
 
-	_, err = client.RoundTrip(ctx, srv.URL+"/slow", []byte("{}"))
+	_, err = client.Post(ctx, srv.URL+"/slow", []byte("{}"))
 	is.True(errors.Is(err, context.Canceled)) // an ended context does not even dial
 
-	_, err = client.RoundTrip(context.Background(), srv.URL, []byte("{}"))
+	_, err = client.Post(context.Background(), srv.URL, []byte("{}"))
 	is.NoErr(err)
 	is.Equal(conns.Load(), int32(2)) // the cancelled call's connection was dropped
 }
@@ -425,7 +432,7 @@ func TestClientConcurrent(t *testing.T) {
 			for j := range 20 {
 				id := strconv.Itoa(i*100 + j)
 				var reply []byte
-				reply, err = client.RoundTrip(context.Background(), l.Endpoint(), []byte(`{"jsonrpc":"2.0","method":"ping","id":`+id+`}`))
+				reply, err = client.Post(context.Background(), l.Endpoint(), []byte(`{"jsonrpc":"2.0","method":"ping","id":`+id+`}`))
 				if err == nil && string(reply) != `{"jsonrpc":"2.0","result":{"status":"ok"},"id":`+id+`}` {
 					err = errors.New("wrong reply " + string(reply))
 				}
@@ -452,7 +459,124 @@ func TestClientEarlyAnswer(t *testing.T) {
 	client := httprpc.NewClient(httprpc.ClientConfig{})
 	defer client.CloseIdleConnections()
 	big := `{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + strings.Repeat("x", 32<<20) + `"},"id":1}`
-	reply, err := client.RoundTrip(context.Background(), l.Endpoint(), []byte(big))
+	reply, err := client.Post(context.Background(), l.Endpoint(), []byte(big))
 	is.NoErr(err)
 	is.Equal(string(reply), `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request: body larger than 1024 bytes"},"id":null}`)
+}
+
+// TestClientRoundTrip: one call goes as a request object and several as a
+// batch, each call's outcome in its Err and its result in its Reply.
+func TestClientRoundTrip(t *testing.T) {
+	is := is.New(t)
+	bodies := make(chan string, 2)
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- string(b)
+		reply := transport.ServeJSON(r.Context(), transporttest.EchoMux(), b, transport.Peer{})
+		_, _ = w.Write(reply)
+	})
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	defer client.CloseIdleConnections()
+	ctx := context.Background()
+	type said struct {
+		Said string `json:"said"`
+	}
+
+	var one said
+	call := &transport.Call{Method: "echo", Params: map[string]string{"say": "one"}, Reply: &one}
+	is.NoErr(client.RoundTrip(ctx, srv.URL+"/mcp", call))
+	is.NoErr(call.Err)
+	is.Equal(one.Said, "one")
+	first := <-bodies
+	is.True(strings.HasPrefix(first, "{")) // a request object, not a batch
+
+	var a, b said
+	calls := []*transport.Call{
+		{Method: "echo", Params: map[string]string{"say": "a"}, Reply: &a},
+		{Method: "nope"},
+		{Method: "echo", Params: map[string]string{"say": "b"}, Reply: &b},
+	}
+	is.NoErr(client.RoundTrip(ctx, srv.URL+"/mcp", calls...))
+	second := <-bodies
+	is.True(strings.HasPrefix(second, "[")) // a batch
+	is.NoErr(calls[0].Err)
+	is.Equal(a.Said, "a")
+	e, ok := errors.AsType[*transport.Error](calls[1].Err)
+	is.True(ok)
+	is.Equal(e.Kind, transport.KindRemote) // the unknown method's own error
+	is.NoErr(calls[2].Err)
+	is.Equal(b.Said, "b")
+	is.Equal(client.BytesSent(), uint64(len(first)+len(second)))
+}
+
+// TestClientIDsDiffer: every request of a client has an id of its own,
+// so that a reply cannot pass for another's.
+func TestClientIDsDiffer(t *testing.T) {
+	is := is.New(t)
+	var mu sync.Mutex
+	ids := map[string]bool{}
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID jsontext.Value `json:"id"`
+		}
+		_ = json.Unmarshal(b, &req)
+		mu.Lock()
+		ids[string(req.ID)] = true
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","result":null,"id":`+string(req.ID)+`}`)
+	})
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	defer client.CloseIdleConnections()
+	for range 3 {
+		is.NoErr(client.RoundTrip(context.Background(), srv.URL, &transport.Call{Method: "ping"}))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	is.Equal(len(ids), 3)
+}
+
+// TestClientBadEndpoints: an endpoint that is not an http(s) URL with a
+// host is E018, and no request is made.
+func TestClientBadEndpoints(t *testing.T) {
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	for _, ep := range []string{"http//127.0.0.1/mcp", "mem://x", "http:///mcp", "://", "ftp://127.0.0.1/mcp", ""} {
+		t.Run(ep, func(t *testing.T) {
+			is := is.New(t)
+			err := client.RoundTrip(context.Background(), ep, &transport.Call{Method: "ping"})
+			e, ok := errors.AsType[*transport.Error](err)
+			is.True(ok)
+			is.Equal(e.Kind, transport.KindBadEndpoint)
+			is.Equal(e.LeagueCode(), protocol.ErrInvalidEndpoint)
+			_, err = client.Post(context.Background(), ep, []byte("{}"))
+			is.True(protocol.CodeOf(err) == protocol.ErrInvalidEndpoint) // Post too
+		})
+	}
+	is.New(t).Equal(client.BytesSent(), uint64(0))
+}
+
+// TestNetwork: a Network's listeners are on free ports of its host, and
+// its calls reach them.
+func TestNetwork(t *testing.T) {
+	is := is.New(t)
+	client := httprpc.NewClient(httprpc.ClientConfig{})
+	defer client.CloseIdleConnections()
+	nw := httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, client, nil)
+	var eps []string
+	for range 2 {
+		l, err := nw.Listen("echo", transporttest.EchoMux())
+		is.NoErr(err)
+		t.Cleanup(func() { _ = l.Close() })
+		is.True(strings.HasPrefix(l.Endpoint(), "http://127.0.0.1:"))
+		eps = append(eps, l.Endpoint())
+	}
+	is.True(eps[0] != eps[1]) // a port each
+	var reply struct {
+		Said string `json:"said"`
+	}
+	is.NoErr(transport.NewClient(nw, time.Second).Call(context.Background(), eps[1], "echo", map[string]string{"say": "hi"}, &reply))
+	is.Equal(reply.Said, "hi")
+	raw, err := nw.Post(context.Background(), eps[0], []byte(`{"jsonrpc":"2.0","method":"echo","params":{"say":"x"},"id":7}`))
+	is.NoErr(err)
+	is.Equal(string(raw), `{"jsonrpc":"2.0","result":{"said":"x"},"id":7}`)
 }

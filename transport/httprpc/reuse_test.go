@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/transport"
@@ -14,29 +15,14 @@ import (
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
-// poisoningRT is the client, overwriting every reply given back before
-// the client gets it for a later response.
-type poisoningRT struct{ *httprpc.Client }
-
-func (p poisoningRT) RecycleReply(endpoint string, reply []byte) {
-	b := reply[:cap(reply)]
-	for i := range b {
-		b[i] = 0xff
-	}
-	p.Client.RecycleReply(endpoint, reply)
-}
-
-// TestBuffersUsedAgain: over one kept-alive connection, a server that
-// appends its replies reads every body into the connection's buffer and
-// appends every reply to another, and the client reads every response
-// into a reply given back: long and short messages in turn come out
-// exact, none carrying what an earlier one left.
-func TestBuffersUsedAgain(t *testing.T) {
+// TestMessagesInTurn: over one kept-alive connection, long and short
+// messages in turn come out exact, none carrying what an earlier one left.
+func TestMessagesInTurn(t *testing.T) {
 	is := is.New(t)
 	l, _ := startServer(t, transporttest.EchoMux(), httprpc.ServerConfig{})
 	hc := httprpc.NewClient(httprpc.ClientConfig{})
 	defer hc.CloseIdleConnections()
-	c := transport.NewClient(poisoningRT{hc}, 5*time.Second)
+	c := transport.NewClient(hc, 5*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for i, n := range []int{300, 1, 3000, 0, 40, 5000, 2, 700, 699, 1} {
@@ -49,39 +35,33 @@ func TestBuffersUsedAgain(t *testing.T) {
 	}
 }
 
-// TestBodiesOfAServerThatKeeps: a server that does not append its replies
-// may keep the bodies it is given; the next request on the connection
-// does not write over them.
-func TestBodiesOfAServerThatKeeps(t *testing.T) {
+// TestParamsAHandlerKeeps: a handler may keep the params it is given; the
+// next request on the connection does not write over them.
+func TestParamsAHandlerKeeps(t *testing.T) {
 	is := is.New(t)
 	var mu sync.Mutex
-	var kept [][]byte
-	srv := messageServerFunc(func(_ context.Context, body []byte, _ transport.Peer) []byte {
+	var kept []jsontext.Value
+	h := transport.HandlerFunc(func(_ context.Context, r *transport.Request) (any, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		kept = append(kept, body)
-		return []byte(`{"jsonrpc":"2.0","result":{},"id":1}`)
+		kept = append(kept, r.Params)
+		return map[string]any{}, nil
 	})
-	l, _ := startServer(t, srv, httprpc.ServerConfig{})
+	l, _ := startServer(t, h, httprpc.ServerConfig{})
 	hc := httprpc.NewClient(httprpc.ClientConfig{})
 	defer hc.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	bodies := []string{`{"first":"` + strings.Repeat("x", 200) + `"}`, `{"second":1}`, `{"third":"` + strings.Repeat("y", 90) + `"}`}
-	for _, b := range bodies {
-		_, err := hc.RoundTrip(ctx, l.Endpoint(), []byte(b))
-		is.NoErr(err)
+	params := []string{`{"first":"` + strings.Repeat("x", 200) + `"}`, `{"second":1}`, `{"third":"` + strings.Repeat("y", 90) + `"}`}
+	for _, p := range params {
+		call := &transport.Call{Method: "keep", Params: jsontext.Value(p)}
+		is.NoErr(hc.RoundTrip(ctx, l.Endpoint(), call))
+		is.NoErr(call.Err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	is.Equal(len(kept), len(bodies))
-	for i, b := range bodies {
-		is.Equal(string(kept[i]), b) // as it came, after the requests that followed it
+	is.Equal(len(kept), len(params))
+	for i, p := range params {
+		is.Equal(string(kept[i]), p) // as it came, after the requests that followed it
 	}
-}
-
-type messageServerFunc func(ctx context.Context, body []byte, peer transport.Peer) []byte
-
-func (f messageServerFunc) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	return f(ctx, body, peer)
 }

@@ -1,5 +1,7 @@
-// Package httprpc is the HTTP network: JSON-RPC 2.0 over POST /mcp, health
-// over GET /health, and a client that keeps connections alive.
+// Package httprpc is the HTTP network, on net/http at both ends: JSON-RPC
+// 2.0 over POST /mcp and health over GET /health, served by an
+// http.Server with every limit set, and called by an http.Client of its
+// own that keeps connections alive.
 package httprpc
 
 import (
@@ -10,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,93 +103,45 @@ func connsFor(files uint64) int {
 	return int(max(256, min(16384, files/2)))
 }
 
-// perAddress is the share of maxConns one address may hold.
-func perAddress(maxConns int) int { return max(1, maxConns*3/4) }
-
-// Healther is a MessageServer that reports its health (transport.Mux is one).
-type Healther interface {
-	Health() any
-}
-
-// NewHandler serves srv at POST /mcp and its health at GET /health. A
-// request whose body the client cut short or was too slow to send is
-// dropped unanswered with panic(http.ErrAbortHandler), which net/http's
-// server takes as such; a middleware that recovers panics must let it
-// through.
-func NewHandler(srv transport.MessageServer, cfg ServerConfig) http.Handler {
+// NewHandler serves h at POST /mcp and its health at GET /health: the
+// value of h's Health method when it has one (transport.Mux does), else
+// {"status":"ok"}. A request whose body the client cut short or was too
+// slow to send is dropped unanswered with panic(http.ErrAbortHandler),
+// which net/http's server takes as such; a middleware that recovers
+// panics must let it through.
+func NewHandler(h transport.Handler, cfg ServerConfig) http.Handler {
 	cfg = cfg.withDefaults()
-	h := &handler{srv: srv, limit: cfg.MaxBodyBytes, mux: http.NewServeMux(), inOrder: servesInOrder(srv)}
-	mux := h.mux
-	mux.HandleFunc("POST "+Path, h.serveRPC)
+	mux := http.NewServeMux()
+	mux.Handle("POST "+Path, &rpcHandler{h: h, limit: cfg.MaxBodyBytes})
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "POST")
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "use POST " + Path + " with a JSON-RPC 2.0 body"})
 	})
 	mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, r *http.Request) {
-		var h any = map[string]string{"status": "ok"}
-		if hs, ok := srv.(Healther); ok {
-			h = hs.Health()
+		var health any = map[string]string{"status": "ok"}
+		if hh, ok := h.(interface{ Health() any }); ok {
+			health = hh.Health()
 		}
-		writeJSON(w, http.StatusOK, h)
+		writeJSON(w, http.StatusOK, health)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found: league.v2 is served at POST " + Path})
 	})
-	return h
+	return mux
 }
 
-// handler is the server's http.Handler: POST /mcp, nearly every request,
-// goes straight to serveRPC; the mux routes the rest (and POST /mcp too,
-// were it reached) to the same answers as before.
-type handler struct {
-	srv   transport.MessageServer
+// rpcHandler serves POST /mcp.
+type rpcHandler struct {
+	h     transport.Handler
 	limit int64
-	mux   *http.ServeMux
-	// inOrder: every response to POST /mcp says that batches are served
-	// in order (BatchHeader).
-	inOrder bool
 }
 
-// BatchHeader is the response header by which a server of this package
-// tells its clients that it serves a JSON-RPC batch's requests one after
-// the other, in order (transport.InOrderServer), with the value
-// BatchInOrder. The fast server sends it on a connection's first response,
-// net/http's on every one. A client may then send a recipient the
-// messages it must have in order as one batch: one exchange instead of
-// several. JSON-RPC itself lets a server serve a batch in any order, so
-// without the header nothing is sent as a batch.
-const (
-	BatchHeader  = "League-Batch"
-	BatchInOrder = "in-order"
-)
-
-// servesInOrder reports whether srv serves batches in order.
-func servesInOrder(srv transport.MessageServer) bool {
-	s, ok := srv.(transport.InOrderServer)
-	return ok && s.ServesBatchesInOrder()
-}
-
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// The same route as the mux's "POST /mcp" pattern, without its pattern
-	// matching on every call: an exact, clean path.
-	if r.Method == http.MethodPost && r.URL.Path == Path {
-		h.serveRPC(w, r)
-		return
-	}
-	h.mux.ServeHTTP(w, r)
-}
-
-func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
-	limit := h.limit
-	var src io.Reader = r.Body // net/http stops it at a Content-Length within the limit
-	if r.ContentLength < 0 || r.ContentLength > limit {
-		src = http.MaxBytesReader(w, r.Body, limit)
-	}
-	body, err := readBody(src, r.ContentLength, limit)
+func (rh *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rh.limit))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			e := protocol.NewRPCError(protocol.CodeInvalidRequest,
-				"Invalid Request: body larger than "+strconv.FormatInt(limit, 10)+" bytes")
+				"Invalid Request: body larger than "+strconv.FormatInt(rh.limit, 10)+" bytes")
 			w.Header().Set("Connection", "close")
 			writeRaw(w, http.StatusRequestEntityTooLarge, protocol.AppendError(nil, nil, e))
 			return
@@ -197,22 +150,19 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 		// unexported "unexpected EOF reading trailer".)
 		if _, ok := errors.AsType[net.Error](err); ok || errors.Is(err, io.ErrUnexpectedEOF) ||
 			strings.Contains(err.Error(), "unexpected EOF") {
-			// The client went away or was too slow: there is nobody to
-			// answer, and the connection closes, as on the fast path
-			// (net/http would answer a handler that writes nothing 200).
+			// The client went away or was too slow: nobody is left to
+			// answer, and a handler that writes nothing would be
+			// answered 200 with an empty body by net/http.
 			panic(http.ErrAbortHandler)
 		}
-		// Framing that cannot be read (a malformed chunk): 400, and the
-		// connection closes, for the next request's start is unknown.
+		// Framing that cannot be read (a malformed chunk): the next
+		// request's start is unknown, so the connection closes.
 		e := protocol.NewRPCError(protocol.CodeInvalidRequest, "Invalid Request: unreadable body: "+protocol.Clip(err.Error()))
 		w.Header().Set("Connection", "close")
 		writeRaw(w, http.StatusBadRequest, protocol.AppendError(nil, nil, e))
 		return
 	}
-	reply := h.srv.ServeMessage(r.Context(), body, peerOf(r))
-	if h.inOrder {
-		w.Header()[BatchHeader] = []string{BatchInOrder}
-	}
+	reply := transport.ServeJSON(r.Context(), rh.h, body, peerOf(r))
 	if reply == nil {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -220,25 +170,21 @@ func (h *handler) serveRPC(w http.ResponseWriter, r *http.Request) {
 	writeRaw(w, http.StatusOK, reply)
 }
 
-func peerOf(r *http.Request) transport.Peer { return peerAt(r.RemoteAddr) }
-
-// peerAt is the peer of a connection from addr (host:port).
-func peerAt(addr string) transport.Peer {
-	p := transport.Peer{Network: "http", Addr: addr}
-	// netip parses without allocating, as net.ParseIP does not.
-	if ap, err := netip.ParseAddrPort(addr); err == nil {
+// peerOf is the peer of a request.
+func peerOf(r *http.Request) transport.Peer {
+	p := transport.Peer{Network: "http", Addr: r.RemoteAddr}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		p.Loopback = ap.Addr().Unmap().IsLoopback()
 	}
 	return p
 }
 
-// writeRaw writes a JSON body. Content-Length is set, so it goes out in
-// one piece, never chunked; the header map is filled directly, without
-// Set's canonicalising (the names are canonical already).
+// writeRaw writes a JSON body with its length, so that it goes out in one
+// piece, never chunked.
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h["Content-Type"] = []string{"application/json"}
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -252,7 +198,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // NewServer returns an http.Server for h with every timeout and limit of
-// cfg set, logging through logger.
+// cfg set, logging through logger at debug level: what net/http logs is
+// a peer's misbehaviour (a TLS handshake, a panic it recovered), not the
+// server's failure.
 func NewServer(addr string, h http.Handler, cfg ServerConfig, logger *slog.Logger) *http.Server {
 	cfg = cfg.withDefaults()
 	if logger == nil {
@@ -270,23 +218,84 @@ func NewServer(addr string, h http.Handler, cfg ServerConfig, logger *slog.Logge
 	}
 }
 
-// Listener is an HTTP server on a bound socket: POST /mcp on the server's
-// own fast path (fastserve.go), everything else through net/http.
+// Listener is an http.Server (NewServer, NewHandler) serving a bound
+// socket, with at most cfg.MaxConns connections at once.
 type Listener struct {
-	ln       net.Listener
-	fast     *fastServer
 	srv      *http.Server
 	endpoint string
-	done     chan struct{} // closed when both accept loops have returned
+	done     chan struct{} // closed when Serve has returned
 	active   inflight
 }
 
-// inflight tracks the connections that are serving a request, so that a
-// graceful stop waits for them and not for connections that never carried
-// one: net/http counts a connection a client dialed but did not use yet as
-// active for 5 s, which would hold every shutdown for that long. It uses
-// the server's own connection states, so a request counts until its
-// response is written, not merely until its handler returns.
+// Serve binds addr ("127.0.0.1:0" for a free port) and serves h on it
+// until Shutdown or Close.
+func Serve(addr string, h transport.Handler, cfg ServerConfig, logger *slog.Logger) (*Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return ServeOn(ln, h, cfg, logger), nil
+}
+
+// ServeOn serves h on an already bound listener.
+func ServeOn(ln net.Listener, h transport.Handler, cfg ServerConfig, logger *slog.Logger) *Listener {
+	cfg = cfg.withDefaults()
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	capped := newCapListener(ln, cfg.MaxConns, logger)
+	l := &Listener{endpoint: EndpointFor(ln.Addr()), done: make(chan struct{})}
+	l.srv = NewServer(ln.Addr().String(), NewHandler(h, cfg), cfg, logger)
+	l.srv.ConnState = l.active.connState
+	go func() {
+		defer close(l.done)
+		_ = l.srv.Serve(capped) // ErrServerClosed, once Shutdown or Close stopped it
+	}()
+	return l
+}
+
+// EndpointFor is the /mcp URL of a bound address.
+func EndpointFor(a net.Addr) string {
+	return "http://" + a.String() + Path
+}
+
+// Endpoint implements transport.Listener.
+func (l *Listener) Endpoint() string { return l.endpoint }
+
+// Shutdown stops accepting and waits for the requests in flight, then
+// closes every connection. It may be called again, and after Close.
+func (l *Listener) Shutdown(ctx context.Context) error {
+	shut := make(chan error, 1)
+	go func() { shut <- l.srv.Shutdown(ctx) }()
+	var err error
+	select {
+	case err = <-shut:
+	case <-l.active.drain():
+		// Only connections that are not in a request are left, which
+		// http.Server.Shutdown would wait 5 s for when they never
+		// carried one (a client that dialed ahead).
+		_ = l.srv.Close()
+		<-shut
+	case <-ctx.Done():
+		_ = l.srv.Close()
+		<-shut
+		err = ctx.Err()
+	}
+	<-l.done
+	return err
+}
+
+// Close stops at once, dropping requests in flight. It may be called again,
+// and after Shutdown.
+func (l *Listener) Close() error {
+	err := l.srv.Close()
+	<-l.done
+	return err
+}
+
+// inflight tracks the connections in a request, by the server's own
+// connection states, so that a request counts until its response is
+// written, not merely until its handler returns.
 type inflight struct {
 	mu       sync.Mutex
 	active   map[net.Conn]struct{}
@@ -310,7 +319,7 @@ func (f *inflight) connState(c net.Conn, s http.ConnState) {
 }
 
 // drain starts draining and returns a channel closed when no connection
-// is serving a request.
+// is in a request.
 func (f *inflight) drain() <-chan struct{} {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -331,124 +340,3 @@ func (f *inflight) signalLocked() {
 		}
 	}
 }
-
-// Serve binds addr ("127.0.0.1:0" for a free port) and serves srv on it
-// until Shutdown or Close.
-func Serve(addr string, srv transport.MessageServer, cfg ServerConfig, logger *slog.Logger) (*Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	return ServeOn(ln, srv, cfg, logger), nil
-}
-
-// ServeOn serves srv on an already bound listener.
-func ServeOn(ln net.Listener, srv transport.MessageServer, cfg ServerConfig, logger *slog.Logger) *Listener {
-	cfg = cfg.withDefaults()
-	l := &Listener{ln: ln, endpoint: EndpointFor(ln.Addr()), done: make(chan struct{})}
-	l.fast = newFastServer(ln, srv, cfg, logger)
-	l.srv = NewServer(ln.Addr().String(), NewHandler(srv, cfg), cfg, logger)
-	l.srv.ConnState = l.active.connState
-	var loops sync.WaitGroup
-	loops.Go(l.fast.serve)
-	loops.Go(l.fast.watch)
-	loops.Go(func() {
-		_ = l.srv.Serve(l.fast.handoff) // ErrServerClosed, once Shutdown or Close closed it
-	})
-	go func() {
-		loops.Wait()
-		close(l.done)
-	}()
-	return l
-}
-
-// EndpointFor is the /mcp URL of a bound address.
-func EndpointFor(a net.Addr) string {
-	return "http://" + a.String() + Path
-}
-
-// Endpoint implements transport.Listener.
-func (l *Listener) Endpoint() string { return l.endpoint }
-
-// Shutdown stops accepting and waits for the requests in flight, then
-// closes every connection. It may be called again, and after Close.
-func (l *Listener) Shutdown(ctx context.Context) error {
-	_ = l.ln.Close()
-	fastIdle := l.fast.drain()
-	l.srv.SetKeepAlivesEnabled(false)
-	shut := make(chan error, 1)
-	go func() { shut <- l.srv.Shutdown(ctx) }()
-	var err error
-	select {
-	case err = <-shut:
-	case <-l.active.drain():
-		// Only connections without a request are left.
-		_ = l.srv.Close()
-		<-shut
-	case <-ctx.Done():
-		_ = l.srv.Close()
-		<-shut
-		err = ctx.Err()
-	}
-	if err == nil {
-		select {
-		case <-fastIdle:
-		case <-ctx.Done():
-			err = ctx.Err()
-		}
-	}
-	l.fast.closeAll()
-	l.fast.wg.Wait()
-	<-l.done
-	return err
-}
-
-// Close stops at once, dropping requests in flight. It may be called again,
-// and after Shutdown.
-func (l *Listener) Close() error {
-	_ = l.ln.Close()
-	l.fast.closeAll()
-	err := l.srv.Close()
-	l.fast.wg.Wait()
-	<-l.done
-	return err
-}
-
-// readBody reads a body whose length, when known (n >= 0) and within
-// limit, sizes the buffer instead of growing it from nothing, up to
-// sizedFrom bytes at once: an announced length is not memory claimed
-// before the body comes.
-func readBody(r io.Reader, n, limit int64) ([]byte, error) {
-	if n < 0 || n > limit {
-		return io.ReadAll(r)
-	}
-	b := make([]byte, 0, min(n+1, sizedFrom)) // +1: the read that finds the end
-	for {
-		if len(b) == cap(b) {
-			if int64(len(b)) > n {
-				rest, err := io.ReadAll(r) // longer than announced
-				return append(b, rest...), err
-			}
-			b = growToward(b, n+1)
-		}
-		m, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+m]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return b, err
-		}
-	}
-}
-
-// growToward grows b's room by doubling, to at most n bytes.
-func growToward(b []byte, n int64) []byte {
-	return slices.Grow(b, int(min(n, 2*int64(cap(b))))-len(b))
-}
-
-// sizedFrom is the most a body's buffer starts with, whatever its head
-// announced; past it the buffer doubles as the body comes. A client that
-// announces a megabyte and sends a byte holds this much of the server's
-// memory, not a megabyte.
-const sizedFrom = 64 << 10

@@ -8,100 +8,128 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/mem"
 )
 
-type serverFunc func(ctx context.Context, body []byte, peer transport.Peer) []byte
-
-func (f serverFunc) ServeMessage(ctx context.Context, body []byte, peer transport.Peer) []byte {
-	return f(ctx, body, peer)
-}
-
-func echo() transport.MessageServer {
-	return serverFunc(func(_ context.Context, body []byte, _ transport.Peer) []byte { return body })
+func ok() transport.Handler {
+	return transport.HandlerFunc(func(context.Context, *transport.Request) (any, error) { return "ok", nil })
 }
 
 func TestListenNames(t *testing.T) {
 	is := is.New(t)
 	b := mem.NewBus()
-	l, err := b.Listen("player-1", echo())
+	l, err := b.Listen("player-1", ok())
 	is.NoErr(err)
 	is.Equal(l.Endpoint(), "mem://player-1")
-	_, err = b.Listen("player-1", echo())
+	_, err = b.Listen("player-1", ok())
 	is.True(err != nil) // a name is served once
 	for _, bad := range []string{"", "a/b", "a?b", "a#b"} {
-		_, err := b.Listen(bad, echo())
+		_, err := b.Listen(bad, ok())
 		is.True(err != nil) // invalid name
 	}
 	is.NoErr(l.Close())
-	l2, err := b.Listen("player-1", echo())
+	l2, err := b.Listen("player-1", ok())
 	is.NoErr(err) // free again after Close
 	is.NoErr(l2.Close())
 }
 
-func TestRoundTripCopiesBytes(t *testing.T) {
-	is := is.New(t)
-	b := mem.NewBus()
-	seen := make(chan []byte, 1)
-	_, err := b.Listen("s", serverFunc(func(_ context.Context, body []byte, _ transport.Peer) []byte {
-		seen <- body
-		return []byte(`{}`)
-	}))
-	is.NoErr(err)
-	buf := []byte("hello")
-	_, err = b.RoundTrip(context.Background(), "mem://s", buf)
-	is.NoErr(err)
-	buf[0] = 'J' // the caller reuses its buffer
-	is.Equal(string(<-seen), "hello")
+var invitation = &protocol.GameInvitation{
+	Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeGameInvitation,
+		Sender: "referee:REF01", Timestamp: "2025-01-15T10:30:00Z", ConversationID: "conv-r1m1"},
+	RoundID: 1, MatchID: "R1M1", GameType: protocol.GameEvenOdd, OpponentID: "P02",
 }
 
-// TestRoundTripTaking: a body handed over is served as it is, not copied;
-// a Client over the bus, or over Schemes that route to it, hands its
-// bodies over and its calls are answered.
-func TestRoundTripTaking(t *testing.T) {
+// serveInvitations serves GAME_INVITATION on b, handing what it gets to
+// seen and answering ack.
+func serveInvitations(t *testing.T, b *mem.Bus, seen chan<- *transport.Request, ack *protocol.GameJoinAck) string {
+	t.Helper()
+	m := transport.NewMux(nil)
+	m.HandleFunc(protocol.MethodHandleGameInvitation, func(_ context.Context, r *transport.Request) (any, error) {
+		seen <- r
+		return ack, nil
+	})
+	l, err := b.Listen("p", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l.Endpoint()
+}
+
+// TestTypedBusHandsValuesOver: the receiver is handed the sender's
+// message itself, validated, with no bytes; the reply comes back as a
+// copy of the handler's value.
+func TestTypedBusHandsValuesOver(t *testing.T) {
 	is := is.New(t)
 	b := mem.NewBus()
-	seen := make(chan []byte, 1)
-	_, err := b.Listen("s", serverFunc(func(_ context.Context, body []byte, _ transport.Peer) []byte {
-		seen <- body
-		return []byte(`{"jsonrpc":"2.0","result":"pong","id":1}`)
-	}))
-	is.NoErr(err)
-	buf := []byte("hello")
-	_, err = b.RoundTripTaking(context.Background(), "mem://s", buf)
-	is.NoErr(err)
-	is.True(&(<-seen)[0] == &buf[0]) // the same bytes
-	for _, rt := range []transport.RoundTripper{b, transport.Schemes{mem.Scheme: b}} {
-		var reply string
-		is.NoErr(transport.NewClient(rt, time.Second).Call(context.Background(), "mem://s", "ping", nil, &reply))
-		is.Equal(reply, "pong")
-		is.True(len(<-seen) > 0)
+	seen := make(chan *transport.Request, 1)
+	ack := &protocol.GameJoinAck{Envelope: protocol.Envelope{Protocol: protocol.Version, Sender: "player:P01"},
+		MatchID: "R1M1", PlayerID: "P01", Accept: new(true)}
+	ep := serveInvitations(t, b, seen, ack)
+	var got protocol.GameJoinAck
+	is.NoErr(transport.NewClient(b, time.Second).Call(context.Background(), ep, protocol.MethodHandleGameInvitation, invitation, &got))
+	r := <-seen
+	is.True(r.Msg == protocol.Message(invitation)) // the very value sent
+	is.Equal(r.Params, nil)                        // nothing encoded
+	is.Equal(r.Type, protocol.TypeGameInvitation)
+	is.Equal(r.Peer, transport.Peer{Network: "mem", Addr: "mem", Loopback: true})
+	is.Equal(got, *ack) // the reply's value
+}
+
+// TestEncodingBusEncodes: on the encoding bus the receiver decodes its own
+// copy from the bytes the codec made, as over HTTP.
+func TestEncodingBusEncodes(t *testing.T) {
+	is := is.New(t)
+	b := mem.NewEncodingBus()
+	seen := make(chan *transport.Request, 1)
+	ack := &protocol.GameJoinAck{Envelope: protocol.Envelope{Protocol: protocol.Version, Sender: "player:P01"},
+		MatchID: "R1M1", PlayerID: "P01", Accept: new(true)}
+	ep := serveInvitations(t, b, seen, ack)
+	var got protocol.GameJoinAck
+	is.NoErr(transport.NewClient(b, time.Second).Call(context.Background(), ep, protocol.MethodHandleGameInvitation, invitation, &got))
+	r := <-seen
+	is.True(r.Msg != protocol.Message(invitation)) // decoded anew
+	is.Equal(r.Msg, protocol.Message(invitation))  // to the same message
+	is.True(len(r.Params) > 0)                     // from bytes
+	is.Equal(got, *ack)
+}
+
+// TestInvalidMessageRefused: a value handed over is validated as a decoded
+// one is: an invalid one never reaches the handler.
+func TestInvalidMessageRefused(t *testing.T) {
+	for _, b := range []*mem.Bus{mem.NewBus(), mem.NewEncodingBus()} {
+		is := is.New(t)
+		seen := make(chan *transport.Request, 1)
+		ep := serveInvitations(t, b, seen, nil)
+		bad := *invitation
+		bad.Protocol = "league.v1"
+		err := transport.NewClient(b, time.Second).Call(context.Background(), ep, protocol.MethodHandleGameInvitation, &bad, nil)
+		is.Equal(protocol.CodeOf(err), protocol.ErrProtocolMismatch) // E011, as over the wire
+		is.Equal(len(seen), 0)
 	}
 }
 
-// TestCloseDuringCall: a crash (Close) fails the call in flight at once
-// instead of leaving the caller waiting for its deadline.
+// TestCloseDuringCall: a call in flight when its listener closes (a crash)
+// fails, whatever its handler answers; a later call finds nobody.
 func TestCloseDuringCall(t *testing.T) {
 	is := is.New(t)
 	b := mem.NewBus()
 	started, stop := make(chan struct{}), make(chan struct{})
-	defer close(stop)
-	l, err := b.Listen("s", serverFunc(func(context.Context, []byte, transport.Peer) []byte {
+	l, err := b.Listen("s", transport.HandlerFunc(func(context.Context, *transport.Request) (any, error) {
 		close(started)
 		<-stop
-		return nil
+		return "late", nil
 	}))
 	is.NoErr(err)
 	errc := make(chan error, 1)
-	go func() {
-		_, err := b.RoundTrip(context.Background(), "mem://s", []byte("x"))
-		errc <- err
-	}()
+	go func() { errc <- b.RoundTrip(context.Background(), "mem://s", &transport.Call{Method: "ping"}) }()
 	<-started
 	is.NoErr(l.Close())
+	close(stop)
 	is.True(<-errc != nil) // the call fails
-	_, err = b.RoundTrip(context.Background(), "mem://s", []byte("x"))
+	err = b.RoundTrip(context.Background(), "mem://s", &transport.Call{Method: "ping"})
 	is.True(errors.Is(err, transport.ErrNoListener))
 }
 
@@ -109,106 +137,23 @@ func TestBadEndpoints(t *testing.T) {
 	is := is.New(t)
 	b := mem.NewBus()
 	for _, ep := range []string{"http://x/mcp", "mem://", "mem://a/b", "s"} {
-		_, err := b.RoundTrip(context.Background(), ep, nil)
+		err := b.RoundTrip(context.Background(), ep, &transport.Call{Method: "ping"})
 		e, ok := errors.AsType[*transport.Error](err)
 		is.True(ok)
 		is.Equal(e.Kind, transport.KindBadEndpoint)
 	}
 }
 
-// appendingFunc is a transport.AppendingServer from a function.
-type appendingFunc func(ctx context.Context, dst, body []byte) []byte
-
-func (f appendingFunc) ServeMessage(ctx context.Context, body []byte, _ transport.Peer) []byte {
-	return f(ctx, nil, body)
-}
-
-func (f appendingFunc) AppendMessage(ctx context.Context, dst, body []byte, _ transport.Peer) []byte {
-	return f(ctx, dst, body)
-}
-
-// TestInlineLendsBodies: an inline bus is done with a body when the call
-// returns (ReturnsBody), and a plain bus is not. Inline, a server that
-// appends its replies (and so keeps nothing of a body) is served the
-// caller's bytes as they are; any other server gets a copy of its own,
-// which the caller's next use of its buffer leaves alone.
-func TestInlineLendsBodies(t *testing.T) {
+// TestPost: an encoded body is served from its bytes, and the encoded
+// reply comes back.
+func TestPost(t *testing.T) {
 	is := is.New(t)
-	plain := mem.NewBus()
-	is.True(!plain.ReturnsBody("mem://s")) // served on a goroutine that may outlive the call
 	b := mem.NewBus()
-	b.Inline()
-	is.True(b.ReturnsBody("mem://s"))
-	is.True(!b.ReturnsBody("http://127.0.0.1:1/mcp")) // not the bus's
-	appendSeen, keptSeen := make(chan []byte, 1), make(chan []byte, 1)
-	_, err := b.Listen("appends", appendingFunc(func(_ context.Context, dst, body []byte) []byte {
-		appendSeen <- body
-		return append(dst, `{}`...)
-	}))
+	_, err := b.Listen("s", ok())
 	is.NoErr(err)
-	_, err = b.Listen("keeps", serverFunc(func(_ context.Context, body []byte, _ transport.Peer) []byte {
-		keptSeen <- body
-		return []byte(`{}`)
-	}))
+	reply, err := b.Post(context.Background(), "mem://s", []byte(`{"jsonrpc":"2.0","method":"ping","id":7}`))
 	is.NoErr(err)
-	buf := []byte("hello")
-	_, err = b.RoundTripTaking(context.Background(), "mem://appends", buf)
-	is.NoErr(err)
-	is.True(&(<-appendSeen)[0] == &buf[0]) // the caller's bytes, not a copy
-	_, err = b.RoundTripTaking(context.Background(), "mem://keeps", buf)
-	is.NoErr(err)
-	buf[0] = 'J' // the caller uses its lent buffer again
-	is.Equal(string(<-keptSeen), "hello")
-}
-
-// TestInlineRecyclesReplies: an inline bus whose servers all append their
-// replies appends them to the buffers callers give back; once a server
-// that returns replies of its own has listened, no reply is taken back,
-// since it could be one that server kept.
-func TestInlineRecyclesReplies(t *testing.T) {
-	ctx := context.Background()
-	// reused reports whether a reply given back is, within a few calls, the
-	// buffer of a later one (sync.Pool may drop what it is given, and does
-	// so at random under the race detector).
-	reused := func(b *mem.Bus, endpoint string) bool {
-		for range 20 {
-			r, err := b.RoundTrip(ctx, endpoint, []byte("x"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.RecycleReply(endpoint, r)
-			again, err := b.RoundTrip(ctx, endpoint, []byte("x"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if &again[0] == &r[0] {
-				return true
-			}
-		}
-		return false
-	}
-	appending := appendingFunc(func(_ context.Context, dst, _ []byte) []byte { return append(dst, `{}`...) })
-	is := is.New(t)
-
-	plain := mem.NewBus()
-	_, err := plain.Listen("a", appending)
-	is.NoErr(err)
-	is.True(!reused(plain, "mem://a")) // a plain bus recycles nothing
-	is.True(!plain.RecyclesReplies())
-
-	b := mem.NewBus()
-	b.Inline()
-	_, err = b.Listen("a", appending)
-	is.NoErr(err)
-	is.True(reused(b, "mem://a")) // given back, and used again
-	is.True(b.RecyclesReplies())
-
-	kept := []byte(`{"kept":true}`)
-	_, err = b.Listen("k", serverFunc(func(context.Context, []byte, transport.Peer) []byte { return kept }))
-	is.NoErr(err)
-	is.True(!reused(b, "mem://a")) // not even the appending server's, now
-	is.True(!b.RecyclesReplies())
-	b.RecycleReply("mem://k", kept)
-	is.True(!reused(b, "mem://a"))
-	is.Equal(string(kept), `{"kept":true}`) // the other server's reply, untouched
+	is.Equal(string(reply), `{"jsonrpc":"2.0","result":"ok","id":7}`)
+	_, err = b.Post(context.Background(), "mem://nobody", []byte(`{}`))
+	is.True(errors.Is(err, transport.ErrNoListener))
 }

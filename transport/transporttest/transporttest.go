@@ -1,6 +1,6 @@
 // Package transporttest runs one test body over every network, so that an
-// agent's behaviour is checked on the in-memory bus (both ways it serves)
-// and on loopback HTTP alike.
+// agent's behaviour is checked on the typed in-memory bus, on the bus that
+// encodes every message, and on loopback HTTP alike.
 package transporttest
 
 import (
@@ -19,65 +19,49 @@ import (
 // Net is one network under test.
 type Net struct {
 	transport.Network
-	// Name is "mem" or "http".
+	// Name is "mem", "mem-codec" or "http".
 	Name      string
 	closeIdle func()
-	// poison overwrites the buffers the network is done with (Poisoned).
-	poison bool
+	post      func(ctx context.Context, endpoint string, body []byte) ([]byte, error)
 }
 
-// Mem is the in-memory bus.
-func Mem() *Net { return &Net{Network: mem.NewBus(), Name: "mem", closeIdle: func() {}} }
-
-// MemInline is the in-memory bus serving on the caller's goroutine, as
-// simulate runs it (mem.Bus.Inline).
-func MemInline() *Net {
+// Mem is the in-memory bus, handing messages over as values, as simulate
+// runs it.
+func Mem() *Net {
 	b := mem.NewBus()
-	b.Inline()
-	return &Net{Network: b, Name: "mem", closeIdle: func() {}} // the bus still: tests tell networks by Name
+	return &Net{Network: b, Name: "mem", closeIdle: func() {}, post: b.Post}
 }
 
-// Poisoned is MemInline overwriting every buffer that the network and its
-// callers say they are done with: a reply once it is given back
-// (RecycleReply), and a body the bus lends once its call returns
-// (ReturnsBody). Whatever still refers to either then reads garbage, and
-// an agent test run on it shows it. Run runs every test on it.
-func Poisoned() *Net {
-	n := MemInline()
-	n.poison = true
-	return n
-}
-
-// poisonByte is what Poisoned overwrites buffers with: not valid UTF-8,
-// so that no string read from a poisoned buffer passes for a real one.
-const poisonByte = 0xff
-
-func poisonAll(b []byte) {
-	b = b[:cap(b)]
-	for i := range b {
-		b[i] = poisonByte
-	}
+// Encoding is the in-memory bus sending every call through the JSON codec
+// (mem.NewEncodingBus).
+func Encoding() *Net {
+	b := mem.NewEncodingBus()
+	return &Net{Network: b, Name: "mem-codec", closeIdle: func() {}, post: b.Post}
 }
 
 // HTTP is loopback HTTP on free ports.
 func HTTP() *Net {
 	c := httprpc.NewClient(httprpc.ClientConfig{})
 	return &Net{Network: httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, c, nil), Name: "http",
-		closeIdle: c.CloseIdleConnections}
+		closeIdle: c.CloseIdleConnections, post: c.Post}
 }
 
-// Run runs f as a subtest on each network.
+// Run runs f as a subtest on each network: the typed bus, the encoding
+// bus and HTTP.
 func Run(t *testing.T, f func(t *testing.T, n *Net)) {
 	t.Helper()
 	t.Run("mem", func(t *testing.T) { f(t, Mem()) })
-	t.Run("mem-inline", func(t *testing.T) { f(t, Poisoned()) })
+	t.Run("mem-codec", func(t *testing.T) { f(t, Encoding()) })
 	t.Run("http", func(t *testing.T) { f(t, HTTP()) })
 }
 
-// Serve listens with srv and shuts the listener down when the test ends.
-func (n *Net) Serve(t testing.TB, name string, srv transport.MessageServer) string {
+// IsMem reports whether n is one of the in-memory buses.
+func (n *Net) IsMem() bool { return n.Name != "http" }
+
+// Serve listens with h and shuts the listener down when the test ends.
+func (n *Net) Serve(t testing.TB, name string, h transport.Handler) string {
 	t.Helper()
-	l, err := n.Listen(name, srv)
+	l, err := n.Listen(name, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +71,7 @@ func (n *Net) Serve(t testing.TB, name string, srv transport.MessageServer) stri
 
 // shutdown shuts l, the listener of name, down at the end of a test.
 func (n *Net) shutdown(t testing.TB, name string, l transport.Listener) {
-	// Connections a client dialed but never used count as active for 5 s
-	// on an HTTP server, so the client's go first, as in a process.
+	// The client's idle connections go first, as in a process.
 	n.closeIdle()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -102,14 +85,14 @@ func (n *Net) shutdown(t testing.TB, name string, l transport.Listener) {
 // closed, calls to its endpoint fail as to an agent that is down (refused
 // on HTTP, unknown on the bus) until the test ends: on HTTP its port is
 // held meanwhile (see heldListener), so no other server answers there.
-func (n *Net) ListenStoppable(t testing.TB, name string, srv transport.MessageServer) transport.Listener {
+func (n *Net) ListenStoppable(t testing.TB, name string, h transport.Handler) transport.Listener {
 	t.Helper()
 	var l transport.Listener
 	if n.Name == "http" {
-		l = httprpc.ServeOn(heldListener(t), srv, httprpc.ServerConfig{}, nil)
+		l = httprpc.ServeOn(heldListener(t), h, httprpc.ServerConfig{}, nil)
 	} else {
 		var err error
-		if l, err = n.Listen(name, srv); err != nil {
+		if l, err = n.Listen(name, h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -122,76 +105,15 @@ func (n *Net) Client(timeout time.Duration) *transport.Client {
 	return transport.NewClient(n, timeout)
 }
 
-// InProcess implements transport.InProcess: the bus's endpoints are.
-func (n *Net) InProcess(endpoint string) bool {
-	ip, ok := n.Network.(transport.InProcess)
-	return ok && ip.InProcess(endpoint)
-}
-
-// BatchesInOrder implements transport.InOrderPeers as the network under
-// test does.
-func (n *Net) BatchesInOrder(endpoint string) bool {
-	p, ok := n.Network.(transport.InOrderPeers)
-	return ok && p.BatchesInOrder(endpoint)
-}
-
-// ReturnsBody implements transport.BodyLender as the network under test
-// does.
-func (n *Net) ReturnsBody(endpoint string) bool {
-	l, ok := n.Network.(transport.BodyLender)
-	return ok && l.ReturnsBody(endpoint)
-}
-
-// RecycleReply implements transport.ReplyRecycler as the network under
-// test does.
-func (n *Net) RecycleReply(endpoint string, reply []byte) {
-	if r, ok := n.Network.(transport.ReplyRecycler); ok {
-		// Only a reply the bus takes back is the caller's to overwrite:
-		// any other may be one its server kept.
-		if b, ok := n.Network.(*mem.Bus); ok && n.poison && b.RecyclesReplies() {
-			poisonAll(reply)
-		}
-		r.RecycleReply(endpoint, reply)
-	}
+// Post sends an encoded JSON-RPC body to endpoint and returns the encoded
+// reply, as an HTTP POST does: on the buses, the body is served from its
+// bytes.
+func (n *Net) Post(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
+	return n.post(ctx, endpoint, body)
 }
 
 // CloseIdle drops the client's kept-alive connections.
 func (n *Net) CloseIdle() { n.closeIdle() }
-
-// RoundTripTaking implements transport.BodyTaker as the network under test
-// does, so that tests see the bus take bodies as a process does.
-func (n *Net) RoundTripTaking(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
-	body, poison := n.lend(endpoint, body)
-	if poison != nil {
-		defer poisonAll(poison)
-	}
-	if bt, ok := n.Network.(transport.BodyTaker); ok {
-		return bt.RoundTripTaking(ctx, endpoint, body)
-	}
-	return n.Network.RoundTrip(ctx, endpoint, body)
-}
-
-// RoundTrip implements transport.RoundTripper: the network's, with a lent
-// body overwritten once the call returns when the network is Poisoned.
-func (n *Net) RoundTrip(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
-	body, poison := n.lend(endpoint, body)
-	if poison != nil {
-		defer poisonAll(poison)
-	}
-	return n.Network.RoundTrip(ctx, endpoint, body)
-}
-
-// lend is the body to give the network for a call to endpoint: on a
-// Poisoned network that lends bodies, a copy, also returned as poison, to
-// be overwritten once the call is over (the caller's own buffer is the
-// caller's to keep).
-func (n *Net) lend(endpoint string, body []byte) (lent, poison []byte) {
-	if !n.poison || !n.ReturnsBody(endpoint) {
-		return body, nil
-	}
-	lent = append([]byte(nil), body...)
-	return lent, lent
-}
 
 // EchoMux serves "echo": params {"say": s} are answered {"said": s}.
 func EchoMux() *transport.Mux {
@@ -214,7 +136,7 @@ func EchoMux() *transport.Mux {
 // after the test, it panics); the listener is shut down when the test
 // ends. On Linux and FreeBSD the HTTP port is held from the start, so no
 // other server can take it in between.
-func (n *Net) Late(t testing.TB, name string) (endpoint string, serve func(srv transport.MessageServer)) {
+func (n *Net) Late(t testing.TB, name string) (endpoint string, serve func(h transport.Handler)) {
 	t.Helper()
 	var mu sync.Mutex
 	var l transport.Listener
@@ -228,28 +150,28 @@ func (n *Net) Late(t testing.TB, name string) (endpoint string, serve func(srv t
 		}
 	})
 	var once sync.Once
-	listen := func(srv transport.MessageServer) (transport.Listener, error) { return n.Listen(name, srv) }
+	listen := func(h transport.Handler) (transport.Listener, error) { return n.Listen(name, h) }
 	if n.Name == "http" {
 		var listenHTTP func() (net.Listener, error)
 		endpoint, listenHTTP = lateListener(t)
-		listen = func(srv transport.MessageServer) (transport.Listener, error) {
+		listen = func(h transport.Handler) (transport.Listener, error) {
 			ln, err := listenHTTP()
 			if err != nil {
 				return nil, err
 			}
-			return httprpc.ServeOn(ln, srv, httprpc.ServerConfig{}, nil), nil
+			return httprpc.ServeOn(ln, h, httprpc.ServerConfig{}, nil), nil
 		}
 	} else {
 		endpoint = "mem://" + name
 	}
-	return endpoint, func(srv transport.MessageServer) {
+	return endpoint, func(h transport.Handler) {
 		once.Do(func() {
 			mu.Lock()
 			defer mu.Unlock()
 			if ended {
 				panic("transporttest: Late's serve called after its test ended")
 			}
-			got, err := listen(srv)
+			got, err := listen(h)
 			if err != nil {
 				t.Errorf("listen %s: %v", name, err)
 				return
@@ -257,4 +179,18 @@ func (n *Net) Late(t testing.TB, name string) (endpoint string, serve func(srv t
 			l = got
 		})
 	}
+}
+
+// Params is r's params as they came over a network, or, for a message
+// handed over in process, as a network would have carried them: for fakes
+// that keep what they were sent.
+func Params(r *transport.Request) []byte {
+	if r.Params == nil && r.Msg != nil {
+		raw, err := protocol.Marshal(r.Msg)
+		if err != nil {
+			panic("transporttest: a message handed over does not encode: " + err.Error())
+		}
+		return raw
+	}
+	return append([]byte(nil), r.Params...)
 }

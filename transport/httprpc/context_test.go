@@ -46,11 +46,10 @@ func bodyOf(resp string) string {
 	return strings.TrimSpace(body)
 }
 
-// TestBoundsAsTheMuxTimer: the fast path's bounds give the answers the
-// Mux's own timers give (in memory, and on the net/http path): each
-// request of a batch bounded on its own, and a context derived from a
-// request's ending as the request's did.
-func TestBoundsAsTheMuxTimer(t *testing.T) {
+// TestBoundsAsInProcess: over HTTP a handler is bounded as in process,
+// by the Mux's own timer: each request of a batch on its own, and a
+// context derived from a request's ending as the request's did.
+func TestBoundsAsInProcess(t *testing.T) {
 	m := boundMux()
 	l, _ := startServer(t, m, httprpc.ServerConfig{})
 	for _, body := range []string{
@@ -58,15 +57,14 @@ func TestBoundsAsTheMuxTimer(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"child","id":1}`,
 	} {
 		is := is.New(t)
-		want := string(m.ServeMessage(context.Background(), []byte(body), transport.Peer{}))
+		want := string(transport.ServeJSON(context.Background(), m, []byte(body), transport.Peer{}))
 		is.True(strings.Contains(want, `"status":"done"`) || strings.Contains(want, `"child_err":"context deadline exceeded"`))
-		is.Equal(bodyOf(rawExchange(t, l, chunked(body, "Connection: close\r\n"))), want) // net/http's path
-		is.Equal(bodyOf(rawExchange(t, l, post(body, "Connection: close\r\n"))), want)    // the fast path
+		is.Equal(bodyOf(rawExchange(t, l, post(body, "Connection: close\r\n"))), want)
 	}
 }
 
 // TestRequestContextEndsWithItsHandler: a request's context kept past its
-// handler's return has ended, as the Mux's timer context had.
+// handler's return has ended, as it has in process.
 func TestRequestContextEndsWithItsHandler(t *testing.T) {
 	is := is.New(t)
 	kept := make(chan context.Context, 1)

@@ -2,13 +2,16 @@ package httprpc_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +25,7 @@ import (
 // server closes it.
 func rawExchange(t *testing.T, l *httprpc.Listener, req string) string {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(l.Endpoint(), "http://"), "/mcp"))
+	conn, err := net.Dial("tcp", hostPort(l))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +45,11 @@ func rawExchange(t *testing.T, l *httprpc.Listener, req string) string {
 	return string(b)
 }
 
+// hostPort is the address l listens on.
+func hostPort(l *httprpc.Listener) string {
+	return strings.TrimSuffix(strings.TrimPrefix(l.Endpoint(), "http://"), httprpc.Path)
+}
+
 var dateHeader = regexp.MustCompile(`\r\nDate: [^\r]*\r\n`)
 
 // withoutDate replaces the Date headers' values, which are the clock's.
@@ -53,16 +61,16 @@ func post(body string, extra ...string) string {
 		strings.Join(extra, "") + "\r\n" + body
 }
 
-// chunked is the same request as post, its body chunked: net/http's.
+// chunked is the same request as post, its body chunked.
 func chunked(body string, extra ...string) string {
 	return "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n" + strings.Join(extra, "") + "\r\n" +
 		strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n0\r\n\r\n"
 }
 
-// TestFastPathAnswersAsNetHTTP: the server's own path for POST /mcp writes
-// the same bytes as net/http for the same request, which goes to net/http
-// when it is chunked or its head is longer than the fast path reads.
-func TestFastPathAnswersAsNetHTTP(t *testing.T) {
+// TestFramingsAnswerAlike: a body is answered with the same bytes whether
+// its length is given or it comes chunked, and whatever the size of the
+// head.
+func TestFramingsAnswerAlike(t *testing.T) {
 	l, _ := startServer(t, pingMux(), httprpc.ServerConfig{})
 	pad := "X-Pad: " + strings.Repeat("p", 5000) + "\r\n"
 	for _, c := range []struct{ name, body, status string }{
@@ -74,39 +82,37 @@ func TestFastPathAnswersAsNetHTTP(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			is := is.New(t)
-			fast := rawExchange(t, l, post(c.body, "Connection: close\r\n"))
-			is.True(strings.HasPrefix(fast, c.status))                                                              // the answer
-			is.Equal(withoutDate(fast), withoutDate(rawExchange(t, l, chunked(c.body, "Connection: close\r\n"))))   // chunked: net/http
-			is.Equal(withoutDate(fast), withoutDate(rawExchange(t, l, post(c.body, pad, "Connection: close\r\n")))) // long head: net/http
-			is.True(strings.Contains(fast, "\r\nConnection: close\r\n"))
+			plain := rawExchange(t, l, post(c.body, "Connection: close\r\n"))
+			is.True(strings.HasPrefix(plain, c.status))                                                              // the answer
+			is.Equal(withoutDate(plain), withoutDate(rawExchange(t, l, chunked(c.body, "Connection: close\r\n"))))   // chunked
+			is.Equal(withoutDate(plain), withoutDate(rawExchange(t, l, post(c.body, pad, "Connection: close\r\n")))) // a long head
+			is.True(strings.Contains(plain, "\r\nConnection: close\r\n"))
 		})
 	}
 	t.Run("kept alive", func(t *testing.T) {
 		is := is.New(t)
-		// Two requests in one write, the second one chunked: the fast path
-		// answers the first and hands the connection, the second still
-		// unread, to net/http.
+		// Two requests in one write, the second one chunked: both are
+		// answered, on the one connection.
 		body := `{"jsonrpc":"2.0","method":"ping","id":7}`
 		got := rawExchange(t, l, post(body)+chunked(body, "Connection: close\r\n"))
 		br := bufio.NewReader(strings.NewReader(got))
-		for i, wantClose := range []bool{false, true} {
+		for _, wantClose := range []bool{false, true} {
 			resp, err := http.ReadResponse(br, nil)
 			is.NoErr(err)
 			b, err := io.ReadAll(resp.Body)
 			is.NoErr(err)
 			is.Equal(resp.StatusCode, 200)
 			is.Equal(string(b), `{"jsonrpc":"2.0","result":{"status":"ok"},"id":7}`)
-			is.Equal(resp.Close, wantClose) // response i
-			_ = i
+			is.Equal(resp.Close, wantClose)
 		}
 		_, err := br.ReadByte()
 		is.Equal(err, io.EOF) // nothing more
 	})
 }
 
-// TestFastPathLeavesToNetHTTP: what the fast path does not serve gets
-// net/http's answer.
-func TestFastPathLeavesToNetHTTP(t *testing.T) {
+// TestServerAnswers: the status of requests that are not a plain POST
+// /mcp, or not a well-formed one.
+func TestServerAnswers(t *testing.T) {
 	l, _ := startServer(t, pingMux(), httprpc.ServerConfig{MaxBodyBytes: 1024})
 	call := `{"jsonrpc":"2.0","method":"ping","id":1}`
 	ok := "HTTP/1.1 200 OK\r\n"
@@ -135,7 +141,7 @@ func TestFastPathLeavesToNetHTTP(t *testing.T) {
 }
 
 // TestHandlerEndsWhenClientGoesAway: a handler still running when its
-// client closes the connection sees its context end, as with net/http.
+// client closes the connection sees its context end.
 func TestHandlerEndsWhenClientGoesAway(t *testing.T) {
 	is := is.New(t)
 	started, ended := make(chan struct{}), make(chan error, 1)
@@ -147,7 +153,7 @@ func TestHandlerEndsWhenClientGoesAway(t *testing.T) {
 		return nil, ctx.Err()
 	})
 	l, _ := startServer(t, m, httprpc.ServerConfig{})
-	conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(l.Endpoint(), "http://"), "/mcp"))
+	conn, err := net.Dial("tcp", hostPort(l))
 	is.NoErr(err)
 	_, err = io.WriteString(conn, post(`{"jsonrpc":"2.0","method":"wait","id":1}`))
 	is.NoErr(err)
@@ -191,46 +197,123 @@ func TestShutdownWaitsForRequest(t *testing.T) {
 	is.True(strings.HasSuffix(got, `{"jsonrpc":"2.0","result":{"status":"done"},"id":1}`))
 }
 
-// TestHandlerBoundWithoutTimer: on the fast path a single request's
-// context has the Mux's handler timeout as its deadline and ends there
-// with context.DeadlineExceeded (the server's watcher ends it: no timer
-// per request), giving the answer a timer gave; the connection goes on.
-func TestHandlerBoundWithoutTimer(t *testing.T) {
-	is := is.New(t)
-	m := transport.NewMux(nil)
-	m.HandleFunc("ping", func(context.Context, *transport.Request) (any, error) {
-		return map[string]string{"status": "ok"}, nil
-	})
-	m.SetHandlerTimeout(30 * time.Millisecond)
-	type seen struct {
-		left time.Duration
-		err  error
-	}
-	got := make(chan seen, 2)
-	m.HandleFunc("slow", func(ctx context.Context, _ *transport.Request) (any, error) {
-		dl, _ := ctx.Deadline()
-		left := time.Until(dl)
-		<-ctx.Done()
-		got <- seen{left, ctx.Err()}
-		return nil, ctx.Err()
-	})
-	call := `{"jsonrpc":"2.0","method":"slow","id":1}`
-	// The answer the Mux gives with its own timer (no deadline in ctx).
-	want := m.ServeMessage(context.Background(), []byte(call), transport.Peer{})
-	s := <-got
-	is.Equal(s.err, context.DeadlineExceeded)
+// heldHandler answers every request with reply; the first one signals
+// entered and waits for release.
+type heldHandler struct {
+	once             sync.Once
+	entered, release chan struct{}
+	reply            string
+}
 
+func newHeldHandler(reply string) *heldHandler {
+	return &heldHandler{entered: make(chan struct{}), release: make(chan struct{}), reply: reply}
+}
+
+func (h *heldHandler) ServeLeague(context.Context, *transport.Request) (any, error) {
+	h.once.Do(func() {
+		close(h.entered)
+		<-h.release
+	})
+	return h.reply, nil
+}
+
+const plainRequest = "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n" + hostileCall
+
+// serveHeld serves h with cfg and dials it.
+func serveHeld(t *testing.T, h *heldHandler, cfg httprpc.ServerConfig) *net.TCPConn {
+	t.Helper()
+	_, addr := hostileServe(t, h, cfg)
+	c := hostileDial(t, addr)
+	// The deadline only bounds the test: the server must act first.
+	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// inHandler sends one request to a held handler and returns once the
+// handler holds it.
+func inHandler(t *testing.T, cfg httprpc.ServerConfig) (*heldHandler, *net.TCPConn) {
+	t.Helper()
+	h := newHeldHandler("one")
+	c := serveHeld(t, h, cfg)
+	if _, err := io.WriteString(c, plainRequest); err != nil {
+		t.Fatal(err)
+	}
+	<-h.entered
+	return h, c
+}
+
+// TestServerAnswersRequestSentDuringHandler: a request that reaches the
+// server while the one before it is in its handler is answered too, not
+// left until the idle timeout.
+func TestServerAnswersRequestSentDuringHandler(t *testing.T) {
+	is := is.New(t)
+	h, c := inHandler(t, httprpc.ServerConfig{IdleTimeout: time.Minute})
+	_, err := io.WriteString(c, plainRequest) // while the first is handled
+	is.NoErr(err)
+	close(h.release)
+	br := bufio.NewReader(c)
+	for range 2 {
+		resp, err := http.ReadResponse(br, nil)
+		is.NoErr(err)
+		body, err := io.ReadAll(resp.Body)
+		is.NoErr(err)
+		is.Equal(string(body), `{"jsonrpc":"2.0","result":"one","id":1}`)
+	}
+}
+
+// TestServerClosesAfterClientHalfCloses: a client that sends its request
+// and then its FIN gets its answer, and then the end of the connection,
+// not an idle connection held until the idle timeout.
+func TestServerClosesAfterClientHalfCloses(t *testing.T) {
+	is := is.New(t)
+	h, c := inHandler(t, httprpc.ServerConfig{IdleTimeout: time.Minute})
+	is.NoErr(c.CloseWrite())
+	close(h.release)
+	all, err := io.ReadAll(c) // ends at the server's close, before our deadline
+	is.NoErr(err)
+	is.True(bytes.HasSuffix(all, []byte(`{"jsonrpc":"2.0","result":"one","id":1}`)))
+}
+
+// TestServerCutsOffClientThatDoesNotRead: a client that sends request
+// after request and reads no response is cut off by the write timeout
+// once the sockets are full.
+func TestServerCutsOffClientThatDoesNotRead(t *testing.T) {
+	is := is.New(t)
+	h := newHeldHandler(strings.Repeat("x", 1500))
+	close(h.release)
+	c := serveHeld(t, h, httprpc.ServerConfig{WriteTimeout: 50 * time.Millisecond, IdleTimeout: time.Minute})
+	is.NoErr(c.SetReadBuffer(4 << 10))
+	var err error
+	for err == nil { // ends when the server, blocked writing, gives up and closes
+		_, err = io.WriteString(c, plainRequest)
+	}
+	var ne net.Error
+	is.True(!errors.As(err, &ne) || !ne.Timeout()) // a reset, not our deadline
+}
+
+// TestHalfClosedClientGetsWholeBatch: a client that half-closes after its
+// request is still waiting for the answer; the server notices the close
+// (its handlers' context ends) but serves every request of the batch.
+func TestHalfClosedClientGetsWholeBatch(t *testing.T) {
+	m := transport.NewMux(nil)
+	m.HandleFunc("work", func(ctx context.Context, _ *transport.Request) (any, error) {
+		<-ctx.Done() // until the server sees the client's half-close
+		return "done", nil
+	})
 	l, _ := startServer(t, m, httprpc.ServerConfig{})
-	resp := rawExchange(t, l, post(call)+post(`{"jsonrpc":"2.0","method":"ping","id":2}`, "Connection: close\r\n"))
-	s = <-got
-	is.True(s.left > 0 && s.left <= 30*time.Millisecond) // the Mux's bound, as the deadline
-	is.Equal(s.err, context.DeadlineExceeded)            // as a timer would end it
-	br := bufio.NewReader(strings.NewReader(resp))
-	for _, body := range []string{string(want), `{"jsonrpc":"2.0","result":{"status":"ok"},"id":2}`} {
-		r, err := http.ReadResponse(br, nil)
+	batch := `[{"jsonrpc":"2.0","method":"work","id":1},{"jsonrpc":"2.0","method":"work","id":2},` +
+		`{"jsonrpc":"2.0","method":"work","id":3}]`
+	for _, req := range []string{post(batch, "Connection: close\r\n"), chunked(batch, "Connection: close\r\n")} {
+		is := is.New(t)
+		conn := hostileDial(t, hostPort(l))
+		_, err := io.WriteString(conn, req)
 		is.NoErr(err)
-		b, err := io.ReadAll(r.Body)
+		is.NoErr(conn.CloseWrite())
+		is.NoErr(conn.SetReadDeadline(time.Now().Add(10 * time.Second))) // bounds the test only
+		got, err := io.ReadAll(conn)
 		is.NoErr(err)
-		is.Equal(string(b), body) // the timer's answer, then the next request's
+		is.Equal(strings.Count(string(got), `"result":"done"`), 3) // all three answered
 	}
 }
