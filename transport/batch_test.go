@@ -112,3 +112,23 @@ func TestBatchRefused(t *testing.T) {
 	}
 	is.Equal(arrays.Load(), int64(1)) // learnt once
 }
+
+// TestBatchSplit: more calls than a batch may hold go as several batches,
+// and the server, which refuses a larger one, is still known to take them.
+func TestBatchSplit(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		ep := n.Serve(t, "p1", newTestMux())
+		x := &exchanges{RoundTripper: n}
+		c := transport.NewClient(x, time.Second)
+		calls := make([]*transport.Call, protocol.MaxBatch+2)
+		for i := range calls {
+			calls[i] = &transport.Call{Method: "ping"}
+		}
+		c.Batch(context.Background(), ep, calls...)
+		for _, call := range calls {
+			is.NoErr(call.Err)
+		}
+		is.Equal(x.seen(), []int{protocol.MaxBatch, 2})
+	})
+}

@@ -206,8 +206,14 @@ func (c *Client) exchange(ctx context.Context, to *peer, guarded bool, calls ...
 // one. A batch is one attempt (as for NoRetry), with one deadline for all
 // (without one in ctx, the default call timeout for each call) and one
 // outcome for the endpoint's breaker. A call the endpoint answers that it
-// does not know is made again alone, in the dialects Call tries.
+// does not know is made again alone, in the dialects Call tries. More
+// calls than a batch may hold (protocol.MaxBatch) go as several batches,
+// one after the other.
 func (c *Client) Batch(ctx context.Context, endpoint string, calls ...*Call) {
+	for len(calls) > protocol.MaxBatch { // more than a server takes at once
+		c.Batch(ctx, endpoint, calls[:protocol.MaxBatch]...)
+		calls = calls[protocol.MaxBatch:]
+	}
 	to := c.peer(endpoint)
 	if len(calls) < 2 || to.batches.Load() == 2 || dialect(to.dialect.Load()) != plainMethods {
 		c.oneByOne(ctx, endpoint, calls)
