@@ -112,8 +112,11 @@ type agent struct {
 	// token is kept in memory only, to send the agent its own token; what
 	// is stored and compared is tokenHash, and nonce when the token was
 	// made with Options.TokenKey (deriveToken).
-	token        string
-	tokenHash    [sha256.Size]byte
+	token     string
+	tokenHash [sha256.Size]byte
+	// tag is instanceTag's, for tokenHash tagOf.
+	tag          string
+	tagOf        [sha256.Size]byte
 	nonce        []byte
 	capacity     int // referees: max_concurrent_matches
 	registeredAt time.Time
@@ -465,10 +468,14 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 // instanceTag is what START_MATCH tells a referee of a's registration
 // (StartMatch.PlayerAInstance): it changes when a registers again after a
 // restart, since its token does. A hash of the token's hash, shortened:
-// nothing of the token. Under m.mu.
+// nothing of the token. It is made once a token, not once a match. Under
+// m.mu.
 func (a *agent) instanceTag() string {
-	h := sha256.Sum256(a.tokenHash[:])
-	return hex.EncodeToString(h[:8])
+	if a.tag == "" || a.tagOf != a.tokenHash {
+		h := sha256.Sum256(a.tokenHash[:])
+		a.tag, a.tagOf = hex.EncodeToString(h[:8]), a.tokenHash
+	}
+	return a.tag
 }
 
 // rejoining is the agent a registration may be of, registering again

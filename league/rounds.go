@@ -724,10 +724,19 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 			}
 			return
 		}
+		// BroadcastConcurrency goroutines take the recipients in order,
+		// each the next one not taken yet: a goroutine per recipient
+		// would be started, and its stack grown to a handler's depth,
+		// once for every player every round.
+		var next atomic.Int64
 		var g errgroup.Group
-		g.SetLimit(m.opts.BroadcastConcurrency)
-		for i := range to {
-			g.Go(func() error { tellOne(i); return nil })
+		for range min(m.opts.BroadcastConcurrency, len(to)) {
+			g.Go(func() error {
+				for i := int(next.Add(1)) - 1; i < len(to); i = int(next.Add(1)) - 1 {
+					tellOne(i)
+				}
+				return nil
+			})
 		}
 		_ = g.Wait()
 	}()

@@ -32,8 +32,7 @@ type Client struct {
 	breaker        Breaker
 	logger         *slog.Logger
 
-	mu    sync.Mutex
-	peers map[string]*peer // by endpoint
+	peers sync.Map // endpoint → *peer
 
 	messages atomic.Uint64
 }
@@ -83,7 +82,7 @@ func NewClient(rt RoundTripper, defaultTimeout time.Duration, opts ...ClientOpti
 		defaultTimeout = DefaultCallTimeout
 	}
 	c := &Client{rt: rt, defaultTimeout: defaultTimeout, breaker: DefaultBreaker(),
-		logger: slog.New(slog.DiscardHandler), peers: map[string]*peer{}}
+		logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(c)
 	}
@@ -278,27 +277,23 @@ func forCall(err error, method string) error {
 // own), which an open breaker would otherwise keep refusing until its
 // reset timeout.
 func (c *Client) ResetBreaker(endpoint string) {
-	c.mu.Lock()
-	p := c.peers[endpoint]
-	c.mu.Unlock()
-	if p != nil && p.cb.Load() != nil {
-		p.cb.Store(c.newBreaker(endpoint))
+	if p, ok := c.peers.Load(endpoint); ok && p.(*peer).cb.Load() != nil {
+		p.(*peer).cb.Store(c.newBreaker(endpoint))
 	}
 }
 
-// peer returns the state of endpoint, made on first use.
+// peer returns the state of endpoint, made on first use. Every call reads
+// it, from every goroutine: a sync.Map, which reads without a lock.
 func (c *Client) peer(endpoint string) *peer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.peers[endpoint]
-	if p == nil {
-		p = &peer{endpoint: endpoint}
-		if cb := c.newBreaker(endpoint); cb != nil {
-			p.cb.Store(cb)
-		}
-		c.peers[endpoint] = p
+	if p, ok := c.peers.Load(endpoint); ok {
+		return p.(*peer)
 	}
-	return p
+	p := &peer{endpoint: endpoint}
+	if cb := c.newBreaker(endpoint); cb != nil {
+		p.cb.Store(cb)
+	}
+	got, _ := c.peers.LoadOrStore(endpoint, p)
+	return got.(*peer)
 }
 
 // newBreaker is a breaker for endpoint, or nil when breakers are off.
