@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"testing"
 	"time"
 
@@ -26,10 +25,6 @@ func BenchmarkLeague(b *testing.B) {
 		players int
 	}{{"mem", 16}, {"mem", 64}, {"mem", 200}, {"http", 64}, {"http", 300}} {
 		b.Run(fmt.Sprintf("%s/%d", c.net, c.players), func(b *testing.B) {
-			defer tuneGC(os.Getenv)() // the collector as simulate runs it
-			// Over HTTP with half as many Ps again as -cpu gives, as
-			// simulate runs it: the name's -N suffix is not its Ps.
-			defer tuneProcs(os.Getenv, c.net == "http")()
 			cfg := config.Default()
 			strategies := strategiesOfB(b, "random")
 			var matches int

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -213,8 +211,6 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 		cfg: cfg, seed: seed, players: o.players, referees: o.referees,
 		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, store: store, onResult: bar.set,
 	}
-	defer tuneGC(os.Getenv)()
-	defer tuneProcs(os.Getenv, o.transport == "http")()
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
@@ -242,28 +238,6 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	return writeStandingsTable(o.stdout, lc, &seed)
 }
 
-// tuneProcs gives a league over loopback HTTP half as many Ps again as
-// the runtime would use (3 on 2 CPUs), unless GOMAXPROCS is set. There
-// every message is a system call that wakes a thread, and with one P per
-// CPU the CPUs sat idle 10-28% of the time (/proc/stat, a 100-player
-// league on 2 CPUs) while the runtime's trace showed both Ps busy and
-// goroutines waiting for one, and the process's threads spent a fifth of
-// their running time waiting in the kernel's run queue: a woken thread
-// waits on a busy CPU while the other one idles. A third P brings the
-// idle time to 2-5% and a 64-player league from about 2,800 to about
-// 3,400 matches/s at the same CPU time. In memory (no system calls) the
-// extra Ps only cost, so they are left alone there. A number set this way
-// no longer follows a container's CPU limit if it changes during the
-// league; restore puts back the number the league started with.
-func tuneProcs(getenv func(string) string, overHTTP bool) (restore func()) {
-	if !overHTTP || getenv("GOMAXPROCS") != "" {
-		return func() {}
-	}
-	n := runtime.GOMAXPROCS(0)
-	old := runtime.GOMAXPROCS(n + (n+1)/2)
-	return func() { runtime.GOMAXPROCS(old) }
-}
-
 // randomSeed picks a seed below 2^53, so that it survives a JSON reader
 // that turns numbers into doubles.
 func randomSeed() (uint64, error) {
@@ -285,35 +259,4 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
-}
-
-// simulateGCPercent and simulateMemoryLimit are simulate's garbage collector
-// settings when GOGC and GOMEMLIMIT leave them to it: a league makes
-// short-lived garbage at a great rate over a small live heap, so the
-// collector runs a quarter as often as by default (GOGC=400: 11% less CPU
-// than 200 for 200 players, at 140 instead of 90 MB), and a soft limit
-// holds a large league (1000 players) under 1 GiB by making it run harder
-// as the heap nears it.
-const (
-	simulateGCPercent   = 400
-	simulateMemoryLimit = 900 << 20
-)
-
-// tuneGC applies simulate's collector settings where the environment does
-// not set them, and returns the function that puts the previous ones back.
-func tuneGC(getenv func(string) string) (restore func()) {
-	var undo []func()
-	if getenv("GOGC") == "" {
-		old := debug.SetGCPercent(simulateGCPercent)
-		undo = append(undo, func() { debug.SetGCPercent(old) })
-	}
-	if getenv("GOMEMLIMIT") == "" {
-		old := debug.SetMemoryLimit(simulateMemoryLimit)
-		undo = append(undo, func() { debug.SetMemoryLimit(old) })
-	}
-	return func() {
-		for _, f := range undo {
-			f()
-		}
-	}
 }
