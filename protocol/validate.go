@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -142,9 +141,6 @@ func (v *validator) endpoint(field, s string, required bool) {
 
 func (v *validator) timestamp(field, s string) {
 	if s == "" {
-		return
-	}
-	if _, _, ok := plainTimestamp(s); ok {
 		return
 	}
 	if _, err := ParseTimestamp(s); err != nil {
@@ -367,33 +363,9 @@ func FormatTimestamp(t time.Time) string {
 	return string(t.UTC().AppendFormat(b[:0], TimestampLayout))
 }
 
-// Stamper formats timestamps as FormatTimestamp does, remembering the
-// last one: an agent stamps thousands of messages a second with the same
-// text. The zero value is ready; it is safe for concurrent use.
-type Stamper struct{ last atomic.Pointer[stamp] }
-
-type stamp struct {
-	sec  int64
-	text string
-}
-
-// Format is FormatTimestamp(t).
-func (s *Stamper) Format(t time.Time) string {
-	sec := t.Unix()
-	if l := s.last.Load(); l != nil && l.sec == sec {
-		return l.text
-	}
-	text := FormatTimestamp(t)
-	s.last.Store(&stamp{sec, text})
-	return text
-}
-
 // ParseTimestamp parses an ISO-8601 timestamp that must be in UTC: "Z" or
 // "+00:00", with or without fractional seconds.
 func ParseTimestamp(s string) (time.Time, error) {
-	if date, clock, ok := plainTimestamp(s); ok {
-		return time.Date(date[0], time.Month(date[1]), date[2], clock[0], clock[1], clock[2], 0, time.UTC), nil
-	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil || len(s) < len("2006-01-02T15:04:05Z") || s[10] != 'T' {
 		return time.Time{}, fmt.Errorf("must be an ISO-8601 UTC timestamp such as 2025-01-15T10:30:00Z, got %q", clip(s))
@@ -402,46 +374,6 @@ func ParseTimestamp(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf(`must be in UTC ("Z" or "+00:00"), got %q`, clip(s))
 	}
 	return t.UTC(), nil
-}
-
-// plainTimestamp reads a timestamp of the form every message of a league
-// carries, 2006-01-02T15:04:05Z, that time.Parse accepts (a real date, a
-// time of day within range), without time.Parse: year, month and day, and
-// hour, minute and second. Every other form is left to time.Parse.
-func plainTimestamp(s string) (date, clock [3]int, ok bool) {
-	if len(s) != len("2006-01-02T15:04:05Z") || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
-		s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
-		return date, clock, false
-	}
-	two := func(i int) int {
-		a, b := s[i]-'0', s[i+1]-'0'
-		if a > 9 || b > 9 { // bytes below '0' wrap around
-			ok = false
-		}
-		return int(a)*10 + int(b)
-	}
-	ok = true
-	date = [3]int{two(0)*100 + two(2), two(5), two(8)}
-	clock = [3]int{two(11), two(14), two(17)}
-	if !ok || date[1] < 1 || date[1] > 12 || date[2] < 1 || date[2] > daysIn(date[1], date[0]) ||
-		clock[0] > 23 || clock[1] > 59 || clock[2] > 59 {
-		return date, clock, false
-	}
-	return date, clock, true
-}
-
-// daysIn is the number of days of month (1-12) in year.
-func daysIn(month, year int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
 }
 
 // MaxEndpoint is the longest contact endpoint, in bytes: a manager keeps
@@ -456,9 +388,6 @@ func CheckEndpoint(s string) error {
 	if len(s) > MaxEndpoint {
 		return fmt.Errorf("must be at most %d bytes, got %d", MaxEndpoint, len(s))
 	}
-	if plainEndpoint(s) {
-		return nil
-	}
 	u, err := url.Parse(s)
 	if err != nil {
 		return fmt.Errorf("must be a URL such as http://host:port/mcp, got %q", clip(s))
@@ -472,54 +401,6 @@ func CheckEndpoint(s string) error {
 		return fmt.Errorf("must name a host, got %q", clip(s))
 	}
 	return nil
-}
-
-// plainEndpoint reports whether s is an endpoint of the plain form every
-// agent of a league uses, scheme://host[:port][/path] with an http, https
-// or mem scheme, a host of letters, digits, dots and hyphens, and a path of
-// those, slashes, underscores and tildes: url.Parse accepts all of these
-// with that scheme and host and no user, so CheckEndpoint needs no parse
-// for them (a START_MATCH carries three).
-func plainEndpoint(s string) bool {
-	var rest string
-	switch {
-	case strings.HasPrefix(s, "http://"):
-		rest = s[len("http://"):]
-	case strings.HasPrefix(s, "https://"):
-		rest = s[len("https://"):]
-	case strings.HasPrefix(s, "mem://"):
-		rest = s[len("mem://"):]
-	default:
-		return false
-	}
-	hostChar := func(c byte) bool {
-		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-'
-	}
-	i := 0
-	for i < len(rest) && hostChar(rest[i]) {
-		i++
-	}
-	if i == 0 {
-		return false
-	}
-	if i < len(rest) && rest[i] == ':' {
-		i++
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			i++
-		}
-	}
-	if i == len(rest) {
-		return true
-	}
-	if rest[i] != '/' {
-		return false
-	}
-	for ; i < len(rest); i++ {
-		if c := rest[i]; !hostChar(c) && c != '/' && c != '_' && c != '~' {
-			return false
-		}
-	}
-	return true
 }
 
 // Clip shortens hostile input, on a UTF-8 boundary, before it is quoted
@@ -551,31 +432,19 @@ func ValidateEnvelope(e *Envelope) error {
 	return v.err()
 }
 
-// Origin makes the envelopes of the messages one agent sends: its sender
-// spelled once per id and its timestamps once per second, not once per
-// message. The zero value is not usable: set Role. It is safe for
-// concurrent use.
+// Origin makes the envelopes of the messages one agent sends. Set Role.
 type Origin struct {
-	Role   Role
-	sender atomic.Pointer[senderText]
-	stamps Stamper
+	Role Role
 }
-
-type senderText struct{ id, text string }
 
 // Envelope is the envelope of a message of type t that the agent id sends
 // at now.
 func (o *Origin) Envelope(id string, t MessageType, now time.Time, conversation, leagueID, token string) Envelope {
-	s := o.sender.Load()
-	if s == nil || s.id != id {
-		s = &senderText{id, string(o.Role) + ":" + id}
-		o.sender.Store(s)
-	}
 	return Envelope{
 		Protocol:       Version,
 		MessageType:    t,
-		Sender:         s.text,
-		Timestamp:      o.stamps.Format(now),
+		Sender:         string(o.Role) + ":" + id,
+		Timestamp:      FormatTimestamp(now),
 		ConversationID: conversation,
 		LeagueID:       leagueID,
 		AuthToken:      token,

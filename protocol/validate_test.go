@@ -3,10 +3,8 @@ package protocol_test
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matryer/is"
@@ -240,30 +238,6 @@ func TestMethodAliases(t *testing.T) {
 		_, ok := protocol.MethodType(notMessage)
 		is.True(!ok) // case-sensitive, no guessing
 	}
-}
-
-// TestStamper: a Stamper gives what FormatTimestamp gives, the same text
-// within a second, from any goroutine.
-func TestStamper(t *testing.T) {
-	is := is.New(t)
-	var s protocol.Stamper
-	base := time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC)
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Go(func() {
-			for i := range 3000 {
-				tm := base.Add(time.Duration(i*g) * 997 * time.Microsecond).In(time.FixedZone("X", 3600))
-				if got, want := s.Format(tm), protocol.FormatTimestamp(tm); got != want {
-					t.Errorf("Format(%v) = %s, want %s", tm, got, want)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	a, b := s.Format(base.Add(100*time.Millisecond)), s.Format(base.Add(900*time.Millisecond))
-	is.Equal(a, "2025-01-15T10:30:00Z")
-	is.True(unsafe.StringData(a) == unsafe.StringData(b)) // one string for the second
 }
 
 // TestOrigin: an agent's envelopes carry its current id and the time.

@@ -243,7 +243,7 @@ func (r *Referee) askParity(ctx context.Context, m *match, s, opp *side) {
 		PlayerID: s.id,
 		GameType: protocol.GameEvenOdd,
 		Context:  &protocol.ParityContext{OpponentID: opp.id, RoundID: m.round},
-		Deadline: r.deadlines.Format(deadline),
+		Deadline: protocol.FormatTimestamp(deadline),
 	}
 	var resp protocol.ChooseParityResponse
 	err := r.caller.Call(ctx, s.endpoint, protocol.MethodChooseParity, call, &resp)

@@ -141,7 +141,6 @@ type Referee struct {
 	started    time.Time
 	inflight   sync.WaitGroup
 	origin     protocol.Origin
-	deadlines  protocol.Stamper
 }
 
 // lifetime is a Run of the referee: its context, in which matches live.
