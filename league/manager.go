@@ -180,9 +180,7 @@ type Manager struct {
 	players   []*agent
 	referees  []*agent
 	rounds    [][]*match
-	// misplaced holds the matches that are not at the place their id
-	// names (none of a schedule of ours); see matchByID.
-	misplaced map[string]*match
+	byID      map[string]*match // every match of rounds
 	table     *table
 	round     int // the round being played, 1-based; 0 before the start
 	// closedRound is the last round whose end was announced: a manager

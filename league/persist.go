@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/leaguectl/leaguectl/protocol"
@@ -146,76 +144,34 @@ func (m *Manager) Restore(ctx context.Context) error {
 }
 
 // buildRoundsLocked sets up the matches of a schedule, a round's in one
-// allocation, or refuses a schedule that names two matches alike. The
-// league waits for this, on one core, under the manager's lock: at 1000
-// players (499,500 matches) it took 350 ms when each match was allocated
-// on its own and indexed in a map, and takes 100 ms (BenchmarkStart); the
-// matches, alive for the whole league, are fewer objects for the
-// collector to visit. A match is found by its id's place (matchByID), so
-// the map is kept only for one whose id names another place.
+// allocation (they live as long as the league), and indexes them by id,
+// or refuses a schedule that names two matches alike.
 func (m *Manager) buildRoundsLocked(rounds [][]Pairing) error {
 	m.rounds = slices.Grow(m.rounds, len(rounds))
 	total := 0
+	for _, round := range rounds {
+		total += len(round)
+	}
+	m.byID = make(map[string]*match, total)
 	for _, round := range rounds {
 		held := make([]match, len(round))
 		ms := make([]*match, len(round))
 		for i, p := range round {
 			held[i] = match{Pairing: p, state: "PENDING"}
 			ms[i] = &held[i]
+			if m.byID[p.MatchID] != nil {
+				return fmt.Errorf("the schedule has two matches %s", protocol.Clip(p.MatchID))
+			}
+			m.byID[p.MatchID] = ms[i]
 		}
 		m.rounds = append(m.rounds, ms)
-		total += len(ms)
 	}
 	m.total = total
-	// Two matches at the places their ids name cannot share an id: a
-	// match elsewhere is checked against both kinds.
-	for r, ms := range m.rounds {
-		for k, mt := range ms {
-			if at, ok := placeOf(mt.MatchID); !ok || at != [2]int{r + 1, k + 1} {
-				if m.matchByID(mt.MatchID) != nil {
-					return fmt.Errorf("the schedule has two matches %s", protocol.Clip(mt.MatchID))
-				}
-				if m.misplaced == nil {
-					m.misplaced = map[string]*match{}
-				}
-				m.misplaced[mt.MatchID] = mt
-			}
-		}
-	}
 	return nil
 }
 
-// matchByID is the match named id, or nil: at the place its id names
-// (R{round}M{k}, the k-th match of the round, as Schedule names them), or
-// one a schedule of another naming put elsewhere.
-func (m *Manager) matchByID(id string) *match {
-	if at, ok := placeOf(id); ok && at[0] <= len(m.rounds) && at[1] <= len(m.rounds[at[0]-1]) {
-		if mt := m.rounds[at[0]-1][at[1]-1]; mt.MatchID == id {
-			return mt
-		}
-	}
-	return m.misplaced[id]
-}
-
-// placeOf reads R{round}M{k} (decimal, from 1) as the round and the
-// match's place in it, or reports false. It reads leading zeros too: the
-// caller compares the id with the one of the match it finds.
-func placeOf(id string) ([2]int, bool) {
-	rest, ok := strings.CutPrefix(id, "R")
-	if !ok {
-		return [2]int{}, false
-	}
-	round, k, ok := strings.Cut(rest, "M")
-	if !ok {
-		return [2]int{}, false
-	}
-	r, err1 := strconv.Atoi(round)
-	n, err2 := strconv.Atoi(k)
-	if err1 != nil || err2 != nil || r < 1 || n < 1 {
-		return [2]int{}, false
-	}
-	return [2]int{r, n}, true
-}
+// matchByID is the match named id, or nil.
+func (m *Manager) matchByID(id string) *match { return m.byID[id] }
 
 // ErrUnknownTokens is Restore's error when the store's agents' tokens
 // cannot be made again and the league could not go on without them.

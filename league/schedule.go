@@ -29,8 +29,6 @@ func Schedule(players []string) [][]Pairing {
 	fixed, ring := seats[0], seats[1:]
 	rounds := make([][]Pairing, 0, m-1)
 	line := make([]string, m)
-	var ids []byte
-	var ends []int
 	for r := 0; r < m-1; r++ {
 		line[0] = fixed
 		k := r % len(ring)
@@ -51,20 +49,8 @@ func Schedule(players []string) [][]Pairing {
 			}
 			round = append(round, Pairing{Round: r + 1, A: p, B: q})
 		}
-		// The round's match ids are cut from one string: one allocation
-		// a round, not one to three a match (1000 players: 1.35 million
-		// allocations fewer).
-		ids, ends = ids[:0], ends[:0]
 		for k := range round {
-			ids = append(ids, 'R')
-			ids = strconv.AppendInt(ids, int64(r+1), 10)
-			ids = append(ids, 'M')
-			ids = strconv.AppendInt(ids, int64(k+1), 10)
-			ends = append(ends, len(ids))
-		}
-		all, from := string(ids), 0
-		for k, end := range ends {
-			round[k].MatchID, from = all[from:end], end
+			round[k].MatchID = "R" + strconv.Itoa(r+1) + "M" + strconv.Itoa(k+1)
 		}
 		rounds = append(rounds, round)
 	}
