@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/cmd"
@@ -295,4 +296,30 @@ func TestUnknownEnvWarned(t *testing.T) {
 	is.Equal(len(lines), 2)
 	is.True(strings.HasPrefix(lines[0], "leaguectl: warning: LEAGUECTL_TIMEOUT_JOIN"))
 	is.True(strings.HasPrefix(lines[1], "leaguectl: ") && !strings.Contains(lines[1], "warning")) // the failure, last
+}
+
+// TestLeagueLogLines: every line a league with faults logs, at debug
+// level, is one JSON object that names each key once (RFC 7493, as
+// jsontext checks it), with its durations as text.
+func TestLeagueLogLines(t *testing.T) {
+	is := is.New(t)
+	_, stderr, code := run(t, "simulate", "--players", "5", "--seed", "3", "--log-level", "debug",
+		"--timeouts.join", "1s", "--timeouts.choice", "1s", "--timeouts.generic", "1s",
+		"--fault", "P02=timeout", "--fault", "P03=crash", "--fault", "P04=slow:5ms", "--output", "json")
+	is.Equal(code, 0)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	is.True(len(lines) > 100) // debug: a line a request at least
+	for _, line := range lines {
+		if !jsontext.Value(line).IsValid() {
+			t.Fatalf("not one JSON object with each key once: %s", line)
+		}
+		var fields map[string]any
+		is.NoErr(json.Unmarshal([]byte(line), &fields))
+		for _, k := range []string{"took", "next", "delay", "timeout"} {
+			if v, ok := fields[k]; ok {
+				_, text := v.(string)
+				is.True(text) // a duration as text
+			}
+		}
+	}
 }

@@ -30,6 +30,10 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	h := slog.NewJSONHandler(w, &slog.HandlerOptions{
 		Level: l,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindDuration {
+				// "2s", as a person reads it, not nanoseconds.
+				return slog.String(a.Key, a.Value.Duration().String())
+			}
 			if len(groups) > 0 {
 				return a
 			}

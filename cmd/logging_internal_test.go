@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 )
@@ -36,4 +37,19 @@ func TestNamedHandler(t *testing.T) {
 		`level=INFO msg=after agent_id=player:P07 round_id=3 k=1`,
 		`level=INFO msg=grouped agent_id=player:P07 round_id=3 match.match_id=R3M1 match.k=2`,
 	})
+}
+
+// TestLogLinesReadable: a duration is written as a person reads it, and
+// the timestamp and message have the names of implementation-guide §5.10.
+func TestLogLinesReadable(t *testing.T) {
+	is := is.New(t)
+	var buf bytes.Buffer
+	log, err := newLogger(&buf, "info")
+	is.NoErr(err)
+	log.Info("retrying", slog.Duration("next", 2*time.Second), slog.Group("g", slog.Duration("took", 1500*time.Microsecond)))
+	line := buf.String()
+	is.True(strings.Contains(line, `"next":"2s"`))
+	is.True(strings.Contains(line, `"g":{"took":"1.5ms"}`))
+	is.True(strings.Contains(line, `"message":"retrying"`))
+	is.True(strings.Contains(line, `"timestamp":"`))
 }

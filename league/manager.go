@@ -578,7 +578,7 @@ func (m *Manager) rejoin(ctx context.Context, a *agent, proof string, capacity i
 		m.slots.heard(a) // restarted: given matches again
 	}
 	m.log.LogAttrs(ctx, slog.LevelWarn, "agent registered again after a restart of its own",
-		slog.String("agent_id", string(a.role)+":"+a.id), slog.String("endpoint", a.endpoint))
+		slog.String("agent", string(a.role)+":"+a.id), slog.String("endpoint", a.endpoint))
 	return token, nil
 }
 
