@@ -1,13 +1,10 @@
-// Package refproto is issue 8's reference prototype, rebuilt so that it can
-// be run beside leaguectl in the same minutes: a match of seven
-// request/response exchanges, each a JSON-RPC call encoded and decoded with
-// encoding/json on both sides, moved either through Go channels or over
-// loopback HTTP with net/http. The issue measured it "outside the project"
-// at 9–11 µs an exchange through channels (about 25,000 matches/s on 2
-// cores) and 22–25 µs over HTTP (about 6,000 matches/s), and set its
-// targets from those numbers. This machine's speed moves by tens of
-// percent within minutes, so benchtable runs the prototype next to each
-// league: its rate is the yardstick of the minute the league ran in.
+// Package refproto is issue 8's reference prototype, kept as benchmark
+// code so that it can run beside leaguectl in the same minutes: a match of
+// seven JSON-RPC exchanges, each call and each reply encoded and decoded
+// with encoding/json at both ends, 64 matches at once, moved either through
+// Go channels or over loopback HTTP with net/http. This machine's speed
+// moves by ×2 within minutes, so benchtable runs the prototype next to each
+// league and reports the league's rate as a ratio of the prototype's.
 //
 // It is a measuring tool, not an agent: it plays no game and checks only
 // that every reply answers its call.
@@ -30,6 +27,25 @@ import (
 // ExchangesPerMatch is the prototype's match: seven calls, as the issue
 // counted them.
 const ExchangesPerMatch = 7
+
+// Concurrent is how many matches the prototype plays at once, as the
+// issue's did: each has its own player goroutine through channels, and
+// its own keep-alive connection over HTTP.
+const Concurrent = 64
+
+// Result is what one run of the prototype played.
+type Result struct {
+	Matches int
+	Elapsed time.Duration
+}
+
+// PerSecond is the run's rate in matches per second of wall time.
+func (r Result) PerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Matches) / r.Elapsed.Seconds()
+}
 
 // envelope is the protocol's envelope, as the prototype carries it.
 type envelope struct {
@@ -109,15 +125,17 @@ func newCall(m int) request {
 	}}
 }
 
-// exchange makes the referee's side of call c, numbered id, through
-// roundTrip, which moves bytes to the player and back.
-func exchange(ctx context.Context, id int, c *request, roundTrip func(context.Context, []byte) ([]byte, error)) error {
+// trip moves an encoded call to the player and its encoded reply back.
+type trip func(context.Context, []byte) ([]byte, error)
+
+// exchange makes the referee's side of call c, numbered id, through t.
+func exchange(ctx context.Context, id int, c *request, t trip) error {
 	c.ID = id
 	body, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	out, err := roundTrip(ctx, body)
+	out, err := t(ctx, body)
 	if err != nil {
 		return err
 	}
@@ -131,58 +149,70 @@ func exchange(ctx context.Context, id int, c *request, roundTrip func(context.Co
 	return nil
 }
 
-// play runs matches matches of ExchangesPerMatch exchanges on workers
-// goroutines at once, each with its own roundTrip (from newTrip), and
-// returns the matches played per second of wall time.
-func play(ctx context.Context, matches, workers int, newTrip func() func(context.Context, []byte) ([]byte, error)) (float64, error) {
-	if matches < 1 || workers < 1 {
-		return 0, errors.New("refproto: matches and workers must be positive")
+// rig is the prototype's Concurrent ways to a player, set up before a run
+// so that the run times matches, not goroutines and listeners starting.
+type rig struct {
+	trips []trip
+	close func()
+}
+
+// play plays matches on every trip of r at once, a match after another
+// on each, until d has passed or limit matches have started (0: no
+// limit); a match under way when d passes is played to its end and
+// counted, so the rate holds whole matches over the time they took.
+func (r *rig) play(ctx context.Context, d time.Duration, limit int) (Result, error) {
+	if d <= 0 && limit <= 0 {
+		return Result{}, errors.New("refproto: nothing bounds the run (no duration, no limit)")
 	}
-	var next atomic.Int64 // the next match to play
-	errs := make(chan error, workers)
+	var next, played atomic.Int64
+	errs := make(chan error, len(r.trips))
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range workers {
-		trip := newTrip()
+	for _, t := range r.trips {
 		wg.Go(func() {
-			for {
+			for ctx.Err() == nil && (d <= 0 || time.Since(start) < d) {
 				m := int(next.Add(1)) - 1
-				if m >= matches {
+				if limit > 0 && m >= limit {
 					return
 				}
 				c := newCall(m)
 				for x := range ExchangesPerMatch {
-					if err := exchange(ctx, m*ExchangesPerMatch+x, &c, trip); err != nil {
+					if err := exchange(ctx, m*ExchangesPerMatch+x, &c, t); err != nil {
 						errs <- err
 						return
 					}
 				}
+				played.Add(1)
 			}
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	res := Result{Matches: int(played.Load()), Elapsed: time.Since(start)}
 	close(errs)
 	if err := <-errs; err != nil {
-		return 0, err
+		return res, err
 	}
-	return float64(matches) / elapsed.Seconds(), nil
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return res, nil
 }
 
-// Channels plays matches through Go channels: each of workers referees
-// has a player goroutine that decodes its calls and encodes the replies.
-func Channels(ctx context.Context, matches, workers int) (float64, error) {
+// Channels plays the prototype through Go channels for about d: each of
+// the Concurrent referees has a player goroutine that decodes its calls
+// and encodes the replies.
+func Channels(ctx context.Context, d time.Duration) (Result, error) {
+	r := newChannels()
+	defer r.close()
+	return r.play(ctx, d, 0)
+}
+
+func newChannels() *rig {
 	var players sync.WaitGroup
-	var stops []chan struct{}
-	defer func() {
-		for _, s := range stops {
-			close(s)
-		}
-		players.Wait()
-	}()
-	return play(ctx, matches, workers, func() func(context.Context, []byte) ([]byte, error) {
-		in, out, stop := make(chan []byte), make(chan []byte), make(chan struct{})
-		stops = append(stops, stop)
+	stop := make(chan struct{})
+	r := &rig{close: func() { close(stop); players.Wait() }}
+	for range Concurrent {
+		in, out := make(chan []byte), make(chan []byte)
 		players.Go(func() {
 			for {
 				select {
@@ -201,7 +231,7 @@ func Channels(ctx context.Context, matches, workers int) (float64, error) {
 				}
 			}
 		})
-		return func(ctx context.Context, body []byte) ([]byte, error) {
+		r.trips = append(r.trips, func(ctx context.Context, body []byte) ([]byte, error) {
 			select {
 			case in <- body:
 			case <-ctx.Done():
@@ -213,20 +243,31 @@ func Channels(ctx context.Context, matches, workers int) (float64, error) {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-		}
-	})
+		})
+	}
+	return r
 }
 
-// maxBody bounds what the prototype's server reads of a request.
+// maxBody bounds what the prototype reads of a body.
 const maxBody = 1 << 20
 
-// HTTP plays matches over loopback HTTP: one net/http server (on a free
-// port of 127.0.0.1) answers every call, and workers referees post their
-// calls through one client that keeps a connection per referee.
-func HTTP(ctx context.Context, matches, workers int) (float64, error) {
+// HTTP plays the prototype over loopback HTTP for about d: one net/http
+// server on a free port of 127.0.0.1 answers every call, and the
+// Concurrent referees post theirs through a client and transport of the
+// prototype's own, which keeps a connection for each.
+func HTTP(ctx context.Context, d time.Duration) (Result, error) {
+	r, err := newHTTP()
+	if err != nil {
+		return Result{}, err
+	}
+	defer r.close()
+	return r.play(ctx, d, 0)
+}
+
+func newHTTP() (*rig, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -248,36 +289,41 @@ func HTTP(ctx context.Context, matches, workers int) (float64, error) {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	tr := &http.Transport{MaxIdleConns: workers, MaxIdleConnsPerHost: workers, IdleConnTimeout: 30 * time.Second}
+	// Not http.DefaultTransport: its pool is shared with whatever else the
+	// process does, and it keeps only two idle connections a host, so most
+	// of the referees would dial anew for every call.
+	tr := &http.Transport{MaxIdleConns: Concurrent, MaxIdleConnsPerHost: Concurrent, IdleConnTimeout: 30 * time.Second}
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	defer func() {
+	r := &rig{close: func() {
 		tr.CloseIdleConnections()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		_ = srv.Shutdown(ctx)
 		<-served
-	}()
+	}}
 	url := "http://" + ln.Addr().String() + "/mcp"
-	return play(ctx, matches, workers, func() func(context.Context, []byte) ([]byte, error) {
-		return func(ctx context.Context, body []byte) ([]byte, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-			if err != nil {
-				return nil, err
-			}
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
-			if err != nil {
-				return nil, err
-			}
-			defer resp.Body.Close()
-			out, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-			if err != nil {
-				return nil, err
-			}
-			if resp.StatusCode != http.StatusOK {
-				return nil, fmt.Errorf("refproto: %s: %s", resp.Status, out)
-			}
-			return out, nil
+	post := func(ctx context.Context, body []byte) ([]byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
 		}
-	})
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		out, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("refproto: %s: %s", resp.Status, out)
+		}
+		return out, nil
+	}
+	for range Concurrent {
+		r.trips = append(r.trips, post)
+	}
+	return r, nil
 }

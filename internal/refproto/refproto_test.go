@@ -2,27 +2,74 @@ package refproto
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
 )
 
-// TestPlay: both ways of moving the prototype's calls play every match
-// and check every reply; a reply that answers another call is an error.
+var runs = map[string]func(context.Context, time.Duration) (Result, error){
+	"channels": Channels, "http": HTTP,
+}
+
+// TestPlay: both ways of moving the prototype's calls play whole matches,
+// every reply checked, for about the time they were given.
 func TestPlay(t *testing.T) {
-	for name, run := range map[string]func(context.Context, int, int) (float64, error){
-		"channels": Channels, "http": HTTP,
-	} {
+	for name, run := range runs {
 		t.Run(name, func(t *testing.T) {
 			is := is.New(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			rate, err := run(ctx, 40, 4)
+			const d = 100 * time.Millisecond
+			res, err := run(ctx, d)
 			is.NoErr(err)
-			is.True(rate > 0)
+			is.True(res.Matches >= Concurrent) // at least a match on each way to a player
+			is.True(res.Elapsed >= d)          // no player is left before d
+			is.True(res.Elapsed < 10*d)        // nor is a run kept long after it
+			is.True(res.PerSecond() > 0)
 		})
 	}
+}
+
+// TestPlayIsConcurrent: a run has Concurrent matches under way at once,
+// and never more. Every way to a player holds its first call until all
+// of them have one, so a run that played fewer at once would not end.
+func TestPlayIsConcurrent(t *testing.T) {
+	is := is.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var inFlight, most, arrived atomic.Int64
+	all := make(chan struct{})
+	r := &rig{}
+	for range Concurrent {
+		first := true
+		r.trips = append(r.trips, func(ctx context.Context, body []byte) ([]byte, error) {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for {
+				if m := most.Load(); n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			if first {
+				first = false
+				if arrived.Add(1) == Concurrent {
+					close(all)
+				}
+				select {
+				case <-all:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return serve(body)
+		})
+	}
+	res, err := r.play(ctx, 0, 3*Concurrent)
+	is.NoErr(err)
+	is.Equal(res.Matches, 3*Concurrent)      // the limit, every match played
+	is.Equal(most.Load(), int64(Concurrent)) // matches at once
 }
 
 func TestExchangeChecksTheReply(t *testing.T) {
@@ -35,48 +82,55 @@ func TestExchangeChecksTheReply(t *testing.T) {
 		return []byte(`{"jsonrpc":"2.0","id":8,"result":{"player_id":"P03","parity_choice":"odd"}}`), nil
 	})
 	is.True(err != nil)
-	_, err = play(ctx, 0, 1, nil)
-	is.True(err != nil) // nothing to play
+	_, err = newChannels().play(ctx, 0, 0)
+	is.True(err != nil) // nothing bounds the run
 }
 
-// BenchmarkReference is the prototype's cost, beside BenchmarkLeague's:
-// one op is one match of seven exchanges, 100 at once (a 200-player
-// round) through channels and 64 over HTTP.
-func BenchmarkReference(b *testing.B) {
-	for name, c := range map[string]struct {
-		run     func(context.Context, int, int) (float64, error)
-		workers int
-	}{"channels": {Channels, 100}, "http": {HTTP, 64}} {
-		b.Run(name, func(b *testing.B) {
-			var rate float64
-			for b.Loop() {
-				var err error
-				if rate, err = c.run(context.Background(), 2000, c.workers); err != nil {
-					b.Fatal(err)
-				}
+// TestStopsWithCtx: a context that ends mid-run ends the run, the calls it
+// cut short in the middle of an exchange included (through channels their
+// player goroutines had a reply nobody would take).
+func TestStopsWithCtx(t *testing.T) {
+	for name, run := range runs {
+		t.Run(name, func(t *testing.T) {
+			is := is.New(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := run(ctx, time.Hour)
+				done <- err
+			}()
+			stop := time.AfterFunc(50*time.Millisecond, cancel) // a run under way
+			defer stop.Stop()
+			select {
+			case err := <-done:
+				is.True(err != nil) // cut short
+			case <-time.After(20 * time.Second):
+				t.Fatal("the run did not return after its context ended")
 			}
-			b.ReportMetric(rate, "matches/s")
 		})
 	}
 }
 
-// TestChannelsStopsWithCtx: a context that ends mid-run ends Channels,
-// the calls it cut short in the middle of an exchange included (their
-// player goroutines had a reply nobody would take).
-func TestChannelsStopsWithCtx(t *testing.T) {
-	is := is.New(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := Channels(ctx, 1<<30, 100)
-		done <- err
-	}()
-	stop := time.AfterFunc(20*time.Millisecond, cancel) // a run under way
-	defer stop.Stop()
-	select {
-	case err := <-done:
-		is.True(err != nil) // cut short
-	case <-time.After(20 * time.Second):
-		t.Fatal("Channels did not return after its context ended")
+// BenchmarkReference is the prototype's cost, beside BenchmarkLeague's:
+// one op is Concurrent matches played at once, one on each way to a
+// player, set up once for the whole benchmark.
+func BenchmarkReference(b *testing.B) {
+	for name, newRig := range map[string]func() (*rig, error){
+		"channels": func() (*rig, error) { return newChannels(), nil },
+		"http":     newHTTP,
+	} {
+		b.Run(name, func(b *testing.B) {
+			r, err := newRig()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.close()
+			for b.Loop() {
+				if _, err := r.play(context.Background(), 0, Concurrent); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(Concurrent*b.N)/b.Elapsed().Seconds(), "matches/s")
+		})
 	}
 }
