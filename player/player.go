@@ -254,6 +254,8 @@ func (p *Player) Register(ctx context.Context) error {
 		PlayerMeta: &protocol.PlayerMeta{
 			DisplayName:     p.opts.DisplayName,
 			Version:         Version,
+			ProtocolVersion: protocol.SpecVersion,
+			AgentVersion:    Version,
 			GameTypes:       []string{protocol.GameEvenOdd},
 			ContactEndpoint: p.opts.Endpoint,
 		},

@@ -232,7 +232,7 @@ func TestRegisterRequest(t *testing.T) {
 		is.Equal(methods, []string{"register_player"}) // sent by its tool name
 		is.Equal(requests, []string{`{"protocol":"league.v2","message_type":"LEAGUE_REGISTER_REQUEST","sender":"player:P01",` +
 			`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-register-P01","league_id":"league_test",` +
-			`"player_meta":{"display_name":"Agent Alpha","version":"1.0.0","game_types":["even_odd"],` +
+			`"player_meta":{"display_name":"Agent Alpha","version":"1.0.0","agent_version":"1.0.0","protocol_version":"2.1.0","game_types":["even_odd"],` +
 			`"contact_endpoint":"http://127.0.0.1:8101/mcp"},"instance_secret":"instance-secret-of-the-test-player"}`}) // the exact request
 		is.Equal(p.ID(), "P01")
 		st := p.State()

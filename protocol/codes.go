@@ -101,6 +101,29 @@ func (c Code) Info() (CodeInfo, bool) {
 	return codeTable[n-1], true
 }
 
+// CodeNamed is the code whose spec name is name (PROTOCOL_VERSION_MISMATCH
+// is E011); ok is false for a name that is none of ours.
+func CodeNamed(name string) (Code, bool) {
+	for _, info := range codeTable {
+		if info.Name == name {
+			return info.Code, true
+		}
+	}
+	return "", false
+}
+
+// PeerCode is how this implementation reads an error code a peer sent with
+// the name it gave it: other implementations do not number their errors
+// alike (one's E018 PROTOCOL_VERSION_MISMATCH is our E011), so a name that
+// is one of ours decides, and the number only where the name is none of
+// ours (or absent).
+func PeerCode(code Code, name string) Code {
+	if c, ok := CodeNamed(name); ok {
+		return c
+	}
+	return code
+}
+
 // Known reports whether c is one of E001–E018.
 func (c Code) Known() bool { _, ok := c.Info(); return ok }
 

@@ -38,24 +38,37 @@ type RPCError struct {
 
 func (e *RPCError) Error() string {
 	s := "jsonrpc error " + strconv.Itoa(e.Code) + ": " + e.Message
-	if c := e.LeagueCode(); c != "" {
+	sent, name := e.sentCode()
+	switch c := PeerCode(sent, name); {
+	case c == "":
+	case c != sent:
+		s += " [" + string(sent) + ", read as " + string(c) + " " + c.Name() + "]"
+	default:
 		s += " [" + string(c) + "]"
 	}
 	return s
 }
 
-// LeagueCode is the E-code in data.error_code, or "" when there is none.
+// LeagueCode is the E-code of the error, as this implementation reads it:
+// data.error_code, or the code data.error_description names where it
+// names one of ours (PeerCode); "" when there is neither.
 func (e *RPCError) LeagueCode() Code {
+	return PeerCode(e.sentCode())
+}
+
+// sentCode is the code and name the error's data carries, as they came.
+func (e *RPCError) sentCode() (Code, string) {
 	if len(e.Data) == 0 || e.Data.Kind() != '{' {
-		return ""
+		return "", ""
 	}
 	var d struct {
-		ErrorCode Code `json:"error_code"`
+		ErrorCode        Code   `json:"error_code"`
+		ErrorDescription string `json:"error_description"`
 	}
 	if json.Unmarshal(e.Data, &d) != nil {
-		return ""
+		return "", ""
 	}
-	return d.ErrorCode
+	return d.ErrorCode, d.ErrorDescription
 }
 
 // ErrorData is the data member of the errors this implementation sends.
@@ -636,4 +649,53 @@ func DecodeToolCall(params jsontext.Value) (ToolCall, error) {
 		return tc, errors.New("tools/call params.arguments must be an object")
 	}
 	return tc, nil
+}
+
+// maxPeerText bounds the text of a peer's refusal that is kept and shown.
+const maxPeerText = 1024
+
+// ErrorInResult reads a result that is a refusal rather than an answer: a
+// LEAGUE_ERROR given as the result of a call (some implementations refuse
+// so, often as MCP text content), or the body of one without its envelope
+// (error_code with error_description or error_message, and no status or
+// success of an answer). It returns the refusal as a JSON-RPC error whose
+// message has the peer's code, description, text and context, and whose
+// data is the result itself, verbatim; nil for any other result.
+func ErrorInResult(result jsontext.Value) *RPCError {
+	if result.Kind() != '{' || !bytes.Contains(result, []byte(`"error_code"`)) {
+		return nil // nearly every result: no decoding
+	}
+	var r struct {
+		MessageType      MessageType    `json:"message_type"`
+		ErrorCode        jsontext.Value `json:"error_code"`
+		ErrorDescription jsontext.Value `json:"error_description"`
+		ErrorMessage     jsontext.Value `json:"error_message"`
+		Context          jsontext.Value `json:"context"`
+		Status           jsontext.Value `json:"status"`
+		Success          jsontext.Value `json:"success"`
+	}
+	if json.Unmarshal(result, &r, jsontext.AllowDuplicateNames(true)) != nil {
+		return nil
+	}
+	refusal := Canonical(r.MessageType) == TypeLeagueError ||
+		(r.MessageType == "" && r.Status == nil && r.Success == nil && (r.ErrorDescription != nil || r.ErrorMessage != nil))
+	if !refusal {
+		return nil
+	}
+	text := func(v jsontext.Value) string {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		return string(v) // not a string: as it came
+	}
+	code, name := Code(text(r.ErrorCode)), text(r.ErrorDescription)
+	msg := strings.TrimSpace(string(code) + " " + name)
+	if m := text(r.ErrorMessage); m != "" && m != name {
+		msg += ": " + m
+	}
+	if len(r.Context) > 0 && string(r.Context) != "null" {
+		msg += " (context " + string(r.Context) + ")"
+	}
+	return &RPCError{Code: PeerCode(code, name).JSONRPC(), Message: ClipTo(msg, maxPeerText), Data: result}
 }

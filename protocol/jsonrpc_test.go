@@ -250,3 +250,35 @@ func TestDecodeResponses(t *testing.T) {
 	is.NoErr(err) // an empty array: no responses, which the caller finds missing
 	is.Equal(len(rs), 0)
 }
+
+// TestErrorInResult: a result that is a refusal (a LEAGUE_ERROR, or its
+// body) is read as the peer's error, code and name as they came and read
+// by the name where it is one of ours; any answer is left alone.
+func TestErrorInResult(t *testing.T) {
+	for _, c := range []struct {
+		result, message string
+		code            protocol.Code // as read: "" for an answer
+	}{
+		{`{"message_type":"LEAGUE_ERROR","error_code":"E018","error_description":"PROTOCOL_VERSION_MISMATCH","error_message":"too old"}`,
+			"E018 PROTOCOL_VERSION_MISMATCH: too old", protocol.ErrProtocolMismatch},
+		{`{"error_code":"E004","error_description":"AGENT_NOT_REGISTERED","context":{"id":"P09"}}`,
+			`E004 AGENT_NOT_REGISTERED (context {"id":"P09"})`, protocol.ErrAgentNotRegistered},
+		{`{"error_code":"E099","error_message":"league is full"}`, "E099: league is full", "E099"},
+		{`{"error_code":"E002","error_description":"SOMETHING_ELSE"}`, "E002 SOMETHING_ELSE", protocol.ErrInvalidMessageFormat},
+		{`{"message_type":"LEAGUE_QUERY_RESPONSE","success":false,"error":{"error_code":"E007"}}`, "", ""},
+		{`{"status":"REJECTED","error_code":"E003","reason":"full"}`, "", ""},
+		{`{"match_id":"R1M1","accept":true}`, "", ""},
+		{`[{"error_code":"E001"}]`, "", ""},
+	} {
+		is := is.New(t)
+		got := protocol.ErrorInResult(jsontext.Value(c.result))
+		if c.code == "" {
+			is.Equal(got, nil) // an answer
+			continue
+		}
+		is.True(got != nil)
+		is.Equal(got.Message, c.message)
+		is.Equal(got.LeagueCode(), c.code)
+		is.Equal(string(got.Data), c.result) // verbatim
+	}
+}

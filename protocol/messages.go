@@ -12,10 +12,15 @@ import (
 // we only accept. Accessor methods (PlayerA, Choices, …) return whichever
 // came.
 
-// RefereeMeta describes a referee at registration (spec §4.1.1).
+// RefereeMeta describes a referee at registration (spec §4.1.1). We send
+// version, as the spec's referee example does, and protocol_version and
+// agent_version beside it, as its player example does: a manager that
+// checks the protocol version finds it either way.
 type RefereeMeta struct {
 	DisplayName          string   `json:"display_name"`
 	Version              string   `json:"version"`
+	ProtocolVersion      string   `json:"protocol_version,omitzero"`
+	AgentVersion         string   `json:"agent_version,omitzero"`
 	GameTypes            []string `json:"game_types"`
 	ContactEndpoint      string   `json:"contact_endpoint"`
 	MaxConcurrentMatches int      `json:"max_concurrent_matches"`
@@ -52,7 +57,8 @@ func (m *RefereeRegisterRequest) check(v *validator) {
 
 // PlayerMeta describes a player at registration (spec §4.2.1). Version may
 // come as version, agent_version (protocol-v2.md) or not at all (dialect-b,
-// which sends protocol_version only); we send version.
+// which sends protocol_version only); we send protocol_version and
+// agent_version, as protocol-v2.md's example does, and version too.
 type PlayerMeta struct {
 	DisplayName     string   `json:"display_name"`
 	Version         string   `json:"version,omitzero"`

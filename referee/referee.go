@@ -327,6 +327,8 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 		RefereeMeta: &protocol.RefereeMeta{
 			DisplayName:          r.opts.DisplayName,
 			Version:              Version,
+			ProtocolVersion:      protocol.SpecVersion,
+			AgentVersion:         Version,
 			GameTypes:            []string{protocol.GameEvenOdd},
 			ContactEndpoint:      r.opts.Endpoint,
 			MaxConcurrentMatches: r.opts.MaxConcurrent,

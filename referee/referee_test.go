@@ -28,7 +28,8 @@ func TestRegistration(t *testing.T) {
 			Sender: "referee:" + requestedID, Timestamp: epochText, ConversationID: "conv-register-" + requestedID,
 			LeagueID: optsLeague}) // registration envelope, without a token
 		is.Equal(*req.RefereeMeta, protocol.RefereeMeta{DisplayName: "Test Referee", Version: referee.Version,
-			GameTypes: []string{"even_odd"}, ContactEndpoint: h.refEP, MaxConcurrentMatches: 2}) // referee_meta
+			ProtocolVersion: protocol.SpecVersion, AgentVersion: referee.Version,
+			GameTypes: []string{"even_odd"}, ContactEndpoint: h.refEP, MaxConcurrentMatches: 2}) // referee_meta, with the spec's version fields
 
 		is.Equal(h.ref.ID(), assignedID) // the assigned id is kept
 		var status map[string]any

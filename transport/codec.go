@@ -181,6 +181,9 @@ func outcome(r protocol.Response, c *Call, endpoint string) error {
 	if r.Error != nil {
 		return &Error{Kind: KindRemote, Endpoint: endpoint, Method: c.Method, RPC: r.Error}
 	}
+	if refusal := protocol.ErrorInResult(r.Result); refusal != nil {
+		return &Error{Kind: KindRemote, Endpoint: endpoint, Method: c.Method, RPC: refusal}
+	}
 	if c.Reply == nil {
 		return nil
 	}
@@ -239,6 +242,15 @@ func ServeCalls(ctx context.Context, h Handler, endpoint string, peer Peer, call
 		if err != nil {
 			c.Err = &Error{Kind: KindRemote, Endpoint: endpoint, Method: c.Method, RPC: protocol.ToRPCError(err)}
 			continue
+		}
+		if le, ok := result.(*protocol.LeagueError); ok {
+			// A refusal as a result, read as a network's caller reads it.
+			if raw, err := protocol.Marshal(le); err == nil {
+				if refusal := protocol.ErrorInResult(raw); refusal != nil {
+					c.Err = &Error{Kind: KindRemote, Endpoint: endpoint, Method: c.Method, RPC: refusal}
+					continue
+				}
+			}
 		}
 		if err := handOver(result, c.Reply); err != nil {
 			c.Err = &Error{Kind: KindBadResponse, Endpoint: endpoint, Method: c.Method, Err: err}
