@@ -97,10 +97,11 @@ func TestSimulateJSON(t *testing.T) {
 			is.Equal(r.TotalRounds, 5)
 			is.Equal(r.TotalMatches, 15)
 			is.Equal(r.Stats.Matches, 15)
-			// 8 registrations; 8 per match (START_MATCH, 2 invitations,
-			// 2 parity calls, 2 GAME_OVER, the report); 3 broadcasts to 6
-			// players a round; LEAGUE_COMPLETED to 6 players and 2 referees.
-			is.Equal(r.Stats.Messages, 8+15*8+5*3*6+8)
+			// 8 registrations; a ping to each of the 6 players before
+			// round 1; 8 per match (START_MATCH, 2 invitations, 2 parity
+			// calls, 2 GAME_OVER, the report); 3 broadcasts to 6 players
+			// a round; LEAGUE_COMPLETED to 6 players and 2 referees.
+			is.Equal(r.Stats.Messages, 8+6+15*8+5*3*6+8)
 			if tr == "http" {
 				is.True(r.Stats.Bytes > 100_000) // the request bodies sent
 			} else {

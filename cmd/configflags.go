@@ -24,6 +24,7 @@ func addConfigFlags(fs *pflag.FlagSet) map[string]string {
 	fs.Duration(flag("timeouts.choice"), d.Timeouts.Choice, "how long a player has to choose a parity")
 	fs.Duration(flag("timeouts.generic"), d.Timeouts.Generic, "how long any other call may take")
 	fs.Duration(flag("timeouts.registration"), d.Timeouts.Registration, "registration window of serve-manager")
+	fs.Duration(flag("timeouts.start_grace"), d.Timeouts.StartGrace, "how long the manager waits before round 1 for every player's endpoint to answer (0: no wait)")
 	fs.Int(flag("retry.max_retries"), d.Retry.MaxRetries, "retries of a retryable failure")
 	fs.Duration(flag("retry.initial_delay"), d.Retry.InitialDelay, "delay before the first retry")
 	fs.Float64(flag("retry.multiplier"), d.Retry.Multiplier, "growth of the delay between retries")

@@ -49,6 +49,7 @@ func managerOptions(cfg config.Config, seed uint64) league.Options {
 		Scoring:      league.Scoring{Win: cfg.Scoring.Win, Draw: cfg.Scoring.Draw, Loss: cfg.Scoring.Loss},
 		CallTimeout:  cfg.Timeouts.Generic,
 		MatchTimeout: matchTimeout(cfg),
+		StartGrace:   cfg.Timeouts.StartGrace,
 		Retry:        retryOf(cfg),
 	}
 }

@@ -53,6 +53,9 @@ type Timeouts struct {
 	Choice       time.Duration `mapstructure:"choice"`       // CHOOSE_PARITY_RESPONSE
 	Generic      time.Duration `mapstructure:"generic"`      // every other call
 	Registration time.Duration `mapstructure:"registration"` // registration window
+	// StartGrace is how long a manager waits, before round 1, for every
+	// registered player's endpoint to answer (0: it does not wait).
+	StartGrace time.Duration `mapstructure:"start_grace"`
 }
 
 // Retry shapes the exponential backoff used for failed calls.
@@ -85,6 +88,7 @@ func Default() Config {
 			Choice:       30 * time.Second,
 			Generic:      10 * time.Second,
 			Registration: 60 * time.Second,
+			StartGrace:   10 * time.Second,
 		},
 		Retry: Retry{
 			MaxRetries:   3,
@@ -510,6 +514,9 @@ func (c Config) Validate() error {
 	positive("timeouts.choice", c.Timeouts.Choice)
 	positive("timeouts.generic", c.Timeouts.Generic)
 	positive("timeouts.registration", c.Timeouts.Registration)
+	if c.Timeouts.StartGrace < 0 {
+		p = append(p, fmt.Sprintf("timeouts.start_grace must not be negative, got %s", c.Timeouts.StartGrace))
+	}
 
 	r := c.Retry
 	if r.MaxRetries < 0 || r.MaxRetries > 100 {

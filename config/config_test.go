@@ -48,6 +48,7 @@ func TestDefault(t *testing.T) {
 	is.Equal(d.Timeouts.Choice, 30*time.Second)            // timeouts.choice
 	is.Equal(d.Timeouts.Generic, 10*time.Second)           // timeouts.generic
 	is.Equal(d.Timeouts.Registration, 60*time.Second)      // timeouts.registration
+	is.Equal(d.Timeouts.StartGrace, 10*time.Second)        // timeouts.start_grace
 	is.Equal(d.Retry.MaxRetries, 3)                        // retry.max_retries
 	is.Equal(d.Retry.InitialDelay, 2*time.Second)          // retry.initial_delay
 	is.Equal(d.Retry.Multiplier, 2.0)                      // retry.multiplier
@@ -79,6 +80,7 @@ func TestKeys(t *testing.T) {
 		"timeouts.generic",
 		"timeouts.join",
 		"timeouts.registration",
+		"timeouts.start_grace",
 	})
 }
 
@@ -236,6 +238,7 @@ func TestLoadEnvEveryKey(t *testing.T) {
 		"LEAGUECTL_TIMEOUTS_CHOICE":           "31s",
 		"LEAGUECTL_TIMEOUTS_GENERIC":          "11s",
 		"LEAGUECTL_TIMEOUTS_REGISTRATION":     "1m",
+		"LEAGUECTL_TIMEOUTS_START_GRACE":      "3s",
 		"LEAGUECTL_RETRY_MAX_RETRIES":         "5",
 		"LEAGUECTL_RETRY_INITIAL_DELAY":       "1s",
 		"LEAGUECTL_RETRY_MULTIPLIER":          "1.25",
@@ -252,11 +255,12 @@ func TestLoadEnvEveryKey(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(cfg, Config{
 		LeagueID: "env.id",
-		Timeouts: Timeouts{Join: 300 * time.Millisecond, Choice: 31 * time.Second, Generic: 11 * time.Second, Registration: time.Minute},
-		Retry:    Retry{MaxRetries: 5, InitialDelay: time.Second, Multiplier: 1.25, MaxDelay: 20 * time.Second},
-		Breaker:  Breaker{FailureThreshold: 2, ResetTimeout: 2 * time.Minute},
-		Scoring:  Scoring{Win: 5, Draw: 2, Loss: -1},
-		Limits:   Limits{Rate: 2.5, Burst: 7},
+		Timeouts: Timeouts{Join: 300 * time.Millisecond, Choice: 31 * time.Second, Generic: 11 * time.Second, Registration: time.Minute,
+			StartGrace: 3 * time.Second},
+		Retry:   Retry{MaxRetries: 5, InitialDelay: time.Second, Multiplier: 1.25, MaxDelay: 20 * time.Second},
+		Breaker: Breaker{FailureThreshold: 2, ResetTimeout: 2 * time.Minute},
+		Scoring: Scoring{Win: 5, Draw: 2, Loss: -1},
+		Limits:  Limits{Rate: 2.5, Burst: 7},
 	}) // every key can be set from the environment
 }
 
@@ -295,7 +299,7 @@ func TestLoadErrors(t *testing.T) {
 			name:    "value where a section belongs",
 			file:    "c.yaml",
 			content: "timeouts: 5s\n",
-			want:    []string{`timeouts: expected a mapping with keys choice, generic, join, registration, got "5s" (from file "FILE")`},
+			want:    []string{`timeouts: expected a mapping with keys choice, generic, join, registration, start_grace, got "5s" (from file "FILE")`},
 		},
 		{
 			name:    "null value",
@@ -537,4 +541,17 @@ func TestValidate(t *testing.T) {
 			is.Equal(problems(t, err), tt.want) // exact problems
 		})
 	}
+}
+
+// TestStartGrace: timeouts.start_grace comes from flags and env like
+// every setting; 0 is allowed (no wait), a negative one is not.
+func TestStartGrace(t *testing.T) {
+	is := is.New(t)
+	cfg, err := Load(LoadOptions{Env: envMap(map[string]string{"LEAGUECTL_TIMEOUTS_START_GRACE": "0s"})})
+	is.NoErr(err)
+	is.Equal(cfg.Timeouts.StartGrace, time.Duration(0))
+	c := Default()
+	c.Timeouts.StartGrace = -time.Second
+	err = c.Validate()
+	is.True(err != nil && strings.Contains(err.Error(), "timeouts.start_grace must not be negative, got -1s"))
 }

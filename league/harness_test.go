@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -56,6 +57,7 @@ type harness struct {
 	n      *transporttest.Net
 	c      *transport.Client
 	sent   *batchCounter // the manager's client's network
+	logs   *syncBuffer   // the manager's log, JSON lines
 	mgr    *league.Manager
 	ep     string
 	ctx    context.Context // ends with the test, or after 10 s
@@ -108,7 +110,8 @@ func newHarnessAt(t *testing.T, n *transporttest.Net, name string, opts league.O
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	sent := &batchCounter{RoundTripper: n, batches: map[string]int{}}
-	h := &harness{t: t, n: n, c: transport.NewClient(sent, time.Second), sent: sent, ctx: ctx, cancel: cancel, runErr: make(chan error, 1)}
+	h := &harness{t: t, n: n, c: transport.NewClient(sent, time.Second), sent: sent, logs: &syncBuffer{},
+		ctx: ctx, cancel: cancel, runErr: make(chan error, 1)}
 	opts = defaults(opts)
 	if opts.Batch == nil {
 		opts.Batch = h.c.Batch
@@ -127,7 +130,7 @@ func newHarnessAt(t *testing.T, n *transporttest.Net, name string, opts league.O
 			h.mu.Unlock()
 		}
 	}
-	h.mgr = league.New(opts, h.c, nil)
+	h.mgr = league.New(opts, h.c, slog.New(slog.NewJSONHandler(h.logs, nil)))
 	if opts.Store != nil {
 		if err := h.mgr.Restore(ctx); err != nil {
 			t.Fatalf("restore: %v", err)
@@ -354,20 +357,45 @@ type fakePlayer struct {
 }
 
 // batchCounter carries the manager's calls, counting the exchanges of
-// more than one call to each endpoint: the batches.
+// more than one call to each endpoint: the batches. failed, when set, is
+// told of every exchange that fails.
 type batchCounter struct {
 	transport.RoundTripper
 	mu      sync.Mutex
 	batches map[string]int
+	failed  func(endpoint string)
 }
 
 func (b *batchCounter) RoundTrip(ctx context.Context, endpoint string, calls ...*transport.Call) error {
+	b.mu.Lock()
 	if len(calls) > 1 {
-		b.mu.Lock()
 		b.batches[endpoint]++
-		b.mu.Unlock()
 	}
-	return b.RoundTripper.RoundTrip(ctx, endpoint, calls...)
+	failed := b.failed
+	b.mu.Unlock()
+	err := b.RoundTripper.RoundTrip(ctx, endpoint, calls...)
+	if err != nil && failed != nil {
+		failed(endpoint)
+	}
+	return err
+}
+
+// syncBuffer is a buffer written from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func (b *batchCounter) to(endpoint string) int {
@@ -378,7 +406,16 @@ func (b *batchCounter) to(endpoint string) int {
 
 func (h *harness) player(id string) *fakePlayer {
 	h.t.Helper()
-	p := &fakePlayer{id: id, more: make(chan struct{}, 1), sent: h.sent}
+	p, serve := h.latePlayer(id)
+	serve()
+	return p
+}
+
+// latePlayer registers a fake player at an endpoint where nothing listens
+// until serve is called: a player that registers before its server is up.
+func (h *harness) latePlayer(id string) (p *fakePlayer, serve func()) {
+	h.t.Helper()
+	p = &fakePlayer{id: id, more: make(chan struct{}, 1), sent: h.sent}
 	mux := transport.NewMux(nil)
 	record := func(ctx context.Context, r *transport.Request) (any, error) {
 		p.mu.Lock()
@@ -404,13 +441,14 @@ func (h *harness) player(id string) *fakePlayer {
 		protocol.TypeRoundCompleted, protocol.TypeLeagueCompleted} {
 		mux.HandleFunc(string(t), record)
 	}
-	p.ep = h.n.Serve(h.t, "player-"+id, mux)
+	var listen func(transport.Handler)
+	p.ep, listen = h.n.Late(h.t, "player-"+id)
 	resp, err := h.registerPlayer("player:"+id, p.ep)
 	if err != nil || resp.Status != protocol.StatusAccepted || resp.PlayerID != id {
 		h.t.Fatalf("register %s: %+v %v", id, resp, err)
 	}
 	p.token = resp.AuthToken
-	return p
+	return p, func() { listen(mux) }
 }
 
 // holdAt makes the player record the message describe calls what, close

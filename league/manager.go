@@ -47,6 +47,11 @@ type Options struct {
 	// MatchTimeout is how long a dispatched match may go without a result
 	// before it is handed to another referee.
 	MatchTimeout time.Duration
+	// StartGrace is how long the manager waits, before round 1, for every
+	// registered player's endpoint to answer: a player may register
+	// before its server listens. A player still silent then keeps its
+	// place and loses what it cannot play. 0: no wait.
+	StartGrace time.Duration
 	// MinPlayers starts the league by itself once that many players and
 	// MinReferees referees (at least one) have registered; 0 waits for
 	// start_league or the registration window.

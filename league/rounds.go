@@ -51,6 +51,9 @@ func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
 	// are not played again.
 	var told *telling
 	defer func() { told.wait() }() // nothing is left sending when Run returns
+	if closed == 0 && m.countedMatches() == 0 {
+		m.awaitPlayers(ctx)
+	}
 	if closed < rounds {
 		told = m.tell(ctx, m.inMatchOrder(closed+1), []step{m.announcement(closed + 1)})
 	}
@@ -67,6 +70,75 @@ func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
 		return nil, err
 	}
 	return m.complete(ctx), nil
+}
+
+// countedMatches is how many results the league has counted.
+func (m *Manager) countedMatches() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.counted
+}
+
+// awaitPlayers waits, for at most StartGrace, until every player's
+// endpoint answers a ping: any answer, an error included (a server of
+// another implementation may serve no ping), says that it listens. A
+// player whose registration came before its server listened would
+// otherwise miss round 1's announcement. Players still silent then are
+// named in a warning, and play (and lose) as they can.
+func (m *Manager) awaitPlayers(ctx context.Context) {
+	if m.opts.StartGrace <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.opts.StartGrace)
+	defer cancel()
+	m.mu.Lock()
+	players := slices.Clone(m.players)
+	m.mu.Unlock()
+	silent := make([]bool, len(players))
+	var next atomic.Int64
+	var g errgroup.Group
+	for range min(m.opts.BroadcastConcurrency, len(players)) {
+		g.Go(func() error {
+			for i := int(next.Add(1)) - 1; i < len(players); i = int(next.Add(1)) - 1 {
+				silent[i] = !m.listens(ctx, players[i].endpoint)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	var ids []string
+	for i, p := range players {
+		if silent[i] {
+			ids = append(ids, p.id)
+		}
+	}
+	if len(ids) > 0 && ctx.Err() != nil {
+		m.log.LogAttrs(ctx, slog.LevelWarn, "players not listening when the league starts: they keep their places and lose the matches they cannot play",
+			slog.Any("players", ids), slog.Duration("waited", m.opts.StartGrace))
+	}
+}
+
+// listens pings endpoint until it answers or ctx ends, and reports
+// whether it answered.
+func (m *Manager) listens(ctx context.Context, endpoint string) bool {
+	backoff := m.opts.Retry.BackOff()
+	for {
+		call, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
+		err := m.caller.Call(transport.NoRetry(call), endpoint, protocol.MethodPing,
+			map[string]string{"protocol": protocol.Version, "sender": "league_manager:" + ManagerID}, nil)
+		cancel()
+		if e, ok := errors.AsType[*transport.Error](err); err == nil || ok && (e.Kind == transport.KindRemote ||
+			e.Kind == transport.KindStatus || e.Kind == transport.KindBadResponse) {
+			return true
+		}
+		t := time.NewTimer(min(backoff.NextBackOff(), time.Second))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
 }
 
 // playRound plays round r, whose announcement told is sending, and returns
@@ -662,11 +734,12 @@ type telling struct {
 // each gets a copy of its top level with its own token, sharing the rest,
 // validated once and, over a network, encoded once; so a broadcast of the
 // standings to N players costs one table of N rows, not N. A message
-// changes no result, and a retry arriving late would overtake the next
-// one, so each recipient gets one attempt at each: one that cannot be told
-// is logged and costs at most one call timeout (and, once its breaker is
-// open, nothing). At most BroadcastConcurrency recipients are being told
-// at once.
+// that fails as retryable (a player whose server does not listen yet) is
+// tried again with the Client's backoff within its call timeout, before
+// the next message to that recipient goes, so a retry never overtakes
+// it; one that cannot be told is logged and costs at most its call
+// timeout (and, once the recipient's breaker is open, nothing). At most
+// BroadcastConcurrency recipients are being told at once.
 //
 // With Options.Batch, a recipient gets the messages as one JSON-RPC batch
 // where it takes batches (transport.Client.Batch): one exchange instead of
@@ -676,7 +749,6 @@ func (m *Manager) tell(ctx context.Context, to []*agent, steps []step) *telling 
 	for _, a := range to {
 		t.heads[a.id] = make(chan struct{})
 	}
-	ctx = transport.NoRetry(ctx)
 	msgs := make([]*protocol.Broadcast, len(steps))
 	for k, s := range steps {
 		b, err := protocol.NewBroadcast(s.msg)

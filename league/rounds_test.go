@@ -3,6 +3,7 @@ package league_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -678,4 +679,69 @@ func TestReportByScoreOnly(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestStartWaitsForALatePlayer: a player that registered before its server
+// listens, and whose endpoint refused the manager's first call, still
+// hears round 1 once it listens: the manager waits for every player's
+// endpoint to answer before round 1 (StartGrace), and tries a broadcast
+// again when it fails as retryable.
+func TestStartWaitsForALatePlayer(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{Seed: 42, StartGrace: 10 * time.Second})
+		defer h.stop()
+		h.referee("REF01", 2, modeReport, crashScript)
+		players := []*fakePlayer{h.player("P01"), h.player("P02"), h.player("P03")}
+		late, serve := h.latePlayer("P04")
+		refused := make(chan struct{})
+		var once sync.Once
+		h.sent.mu.Lock()
+		h.sent.failed = func(ep string) {
+			if ep == late.ep {
+				once.Do(func() { close(refused) })
+			}
+		}
+		h.sent.mu.Unlock()
+		h.play()
+		select {
+		case <-refused: // the manager has called it, and found nobody
+		case <-h.ctx.Done():
+			t.Fatal("the manager never called P04")
+		}
+		serve()
+		lc := h.wait()
+		is.Equal(lc.FinalStandings, crashFinal())
+		for _, p := range append(players, late) {
+			is.Equal(describeAll(t, p.messages(), p.token)[0], "ROUND_ANNOUNCEMENT 1") // every player heard round 1
+		}
+		is.True(!strings.Contains(h.logs.String(), "not listening")) // none left silent
+	})
+}
+
+// TestStartGraceNamesTheSilent: a player whose endpoint never answers
+// keeps its place; the league starts once StartGrace has passed, and a
+// warning names the player.
+func TestStartGraceNamesTheSilent(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{Seed: 42, StartGrace: 100 * time.Millisecond})
+		defer h.stop()
+		h.referee("REF01", 2, modeReport, crashScript)
+		players := []*fakePlayer{h.player("P01"), h.player("P02"), h.player("P03")}
+		h.latePlayer("P04") // never listens
+		h.play()
+		lc := h.wait()
+		is.Equal(len(lc.FinalStandings), 4) // P04 kept its place
+		for _, p := range players {
+			is.Equal(describeAll(t, p.messages(), p.token)[0], "ROUND_ANNOUNCEMENT 1")
+		}
+		var warned bool
+		for line := range strings.Lines(h.logs.String()) {
+			if strings.Contains(line, "players not listening when the league starts") {
+				warned = strings.Contains(line, `"players":["P04"]`)
+			}
+		}
+		is.True(warned) // the warning names P04, and only P04
+	})
 }

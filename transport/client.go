@@ -202,8 +202,9 @@ func (c *Client) exchange(ctx context.Context, to *peer, guarded bool, calls ...
 // outcome is in its Err. Whether an endpoint takes batches is learnt from
 // its first answer to one: a JSON array of responses says yes; a single
 // error, or an HTTP error, says no, and the calls are then made one by
-// one. A batch is one attempt (as for NoRetry), with one deadline for all
-// (without one in ctx, the default call timeout for each call) and one
+// one. A batch is one exchange, tried again as a call is when it fails as
+// retryable (unless ctx is NoRetry's), with one deadline for all (without
+// one in ctx, the default call timeout for each call), each attempt one
 // outcome for the endpoint's breaker. A call the endpoint answers that it
 // does not know is made again alone, in the dialects Call tries. More
 // calls than a batch may hold (protocol.MaxBatch) go as several batches,
@@ -225,7 +226,7 @@ func (c *Client) Batch(ctx context.Context, endpoint string, calls ...*Call) {
 	for _, call := range calls {
 		guard = guard || guarded(call.Method)
 	}
-	err := c.exchange(ctx, to, guard, calls...)
+	err := c.retrying(ctx, func() error { return c.exchange(ctx, to, guard, calls...) })
 	if e, ok := errors.AsType[*Error](err); ok && (e.Kind == KindRemote || e.Kind == KindStatus || e.Kind == KindBadResponse) {
 		// Answered, but not with a batch's answer: it takes none.
 		to.batches.Store(2)
