@@ -415,6 +415,13 @@ func (h *harness) player(id string) *fakePlayer {
 // until serve is called: a player that registers before its server is up.
 func (h *harness) latePlayer(id string) (p *fakePlayer, serve func()) {
 	h.t.Helper()
+	return h.playerAs("player:"+id, id)
+}
+
+// playerAs registers a fake player that sends sender and must be given
+// id, at an endpoint where nothing listens until serve is called.
+func (h *harness) playerAs(sender, id string) (p *fakePlayer, serve func()) {
+	h.t.Helper()
 	p = &fakePlayer{id: id, more: make(chan struct{}, 1), sent: h.sent}
 	mux := transport.NewMux(nil)
 	record := func(ctx context.Context, r *transport.Request) (any, error) {
@@ -443,7 +450,7 @@ func (h *harness) latePlayer(id string) (p *fakePlayer, serve func()) {
 	}
 	var listen func(transport.Handler)
 	p.ep, listen = h.n.Late(h.t, "player-"+id)
-	resp, err := h.registerPlayer("player:"+id, p.ep)
+	resp, err := h.registerPlayer(sender, p.ep)
 	if err != nil || resp.Status != protocol.StatusAccepted || resp.PlayerID != id {
 		h.t.Fatalf("register %s: %+v %v", id, resp, err)
 	}

@@ -130,6 +130,9 @@ type agent struct {
 	// restarted is closed when the agent registers again after a restart
 	// of its own (rejoin), and replaced; under mu.
 	restarted chan struct{}
+	// asked is the id the agent asked for when another agent held it and
+	// it was given id instead; "" otherwise.
+	asked string
 	// instance is the proof of the instance secret the agent's token was
 	// given to (protocol.InstanceProof), "" when none was sent or the
 	// manager has restarted since; under mu.
@@ -333,6 +336,7 @@ func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (
 		return resp, nil
 	}
 	resp.Status, resp.RefereeID, resp.SignsMessages = protocol.StatusAccepted, a.id, m.alwaysSigns()
+	resp.Reason = m.givenAnother(ctx, a)
 	m.log.LogAttrs(ctx, slog.LevelInfo, "referee registered", slog.String("referee_id", a.id),
 		slog.String("endpoint", a.endpoint), slog.Int("max_concurrent_matches", min(meta.MaxConcurrentMatches, MaxRefereeCapacity)),
 		slog.String("conversation_id", req.ConversationID))
@@ -355,9 +359,22 @@ func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (a
 		return resp, nil
 	}
 	resp.Status, resp.PlayerID, resp.SignsMessages = protocol.StatusAccepted, a.id, m.alwaysSigns()
+	resp.Reason = m.givenAnother(ctx, a)
 	m.log.LogAttrs(ctx, slog.LevelInfo, "player registered", slog.String("player_id", a.id),
 		slog.String("endpoint", a.endpoint), slog.String("conversation_id", req.ConversationID))
 	return resp, nil
+}
+
+// givenAnother is the reason an accepted agent is given, when it asked
+// for an id another agent held and got another; nil otherwise.
+func (m *Manager) givenAnother(ctx context.Context, a *agent) *string {
+	if a.asked == "" {
+		return nil
+	}
+	why := fmt.Sprintf("asked for %s, which another agent holds: registered as %s", a.asked, a.id)
+	m.log.LogAttrs(ctx, slog.LevelWarn, "id asked for is taken; another given", slog.String("asked", a.asked),
+		slog.String("given", a.id), slog.String("endpoint", a.endpoint))
+	return &why
 }
 
 // alwaysSigns reports whether the manager will sign every message to an
@@ -422,14 +439,14 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 			Detail:  fmt.Sprintf("contact_endpoint %s is already registered as %s", protocol.Clip(endpoint), owner),
 			Context: map[string]any{"agent_id": owner}}
 	}
-	id := requestedID(env.Sender)
-	if id != "" {
-		if _, taken := m.agents[id]; taken {
-			return nil, "", "", &protocol.Error{Code: protocol.ErrDuplicateRegistration,
-				Detail: fmt.Sprintf("id %s is already registered", id), Context: map[string]any{"agent_id": id}}
-		}
-	} else {
-		id = m.nextIDLocked(role)
+	// An id asked for is kept when free. One another agent holds (it may
+	// have been given it, asking for none, before this one came) is not a
+	// reason to turn this agent away: it gets the next free id instead,
+	// and its response says so, so that agents that ask for ids and agents
+	// that do not can play in one league.
+	id, asked := requestedID(env.Sender), ""
+	if _, taken := m.agents[id]; id == "" || taken {
+		asked, id = id, m.nextIDLocked(role)
 	}
 	if role == protocol.RolePlayer && m.opts.MaxPlayers > 0 && len(m.players) >= m.opts.MaxPlayers {
 		return nil, "", "the league is full: it takes at most " + count(m.opts.MaxPlayers, "player"), nil
@@ -445,7 +462,8 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 		return nil, "", "", err
 	}
 	a = &agent{id: id, name: name, endpoint: endpoint, role: role, tokenHash: sha256.Sum256([]byte(token)),
-		nonce: nonce, capacity: capacity, registeredAt: m.clock(), restarted: make(chan struct{}), instance: proof}
+		nonce: nonce, capacity: capacity, registeredAt: m.clock(), restarted: make(chan struct{}), instance: proof,
+		asked: asked}
 	a.setToken(token)
 	if a.name == "" {
 		a.name = id

@@ -57,13 +57,17 @@ func TestRegistration(t *testing.T) {
 		is.Equal(r5.RefereeID, "REF05") // requested referee id kept
 		is.Equal(r5.AuthToken, "tok_referee_REF05_"+tokenHex(3))
 
-		_, err = h.registerPlayer("player:P07", endpoint("p7-again"))
-		code, rpc := codes(err)
-		is.Equal(code, protocol.ErrDuplicateRegistration) // id taken
-		is.Equal(rpc, -32017)
+		// Another agent asking for an id taken (P07 asked for it, P01 was
+		// given its own): it plays all the same, under the next free id,
+		// and is told so.
+		again, err := h.registerPlayer("player:P07", endpoint("p7-again"))
+		is.NoErr(err)
+		is.Equal(again.Status, protocol.StatusAccepted)
+		is.Equal(again.PlayerID, "P02") // the next free id
+		is.Equal(*again.Reason, "asked for P07, which another agent holds: registered as P02")
 
 		_, err = h.registerPlayer("player:P08", endpoint("p7"))
-		code, rpc = codes(err)
+		code, rpc := codes(err)
 		is.Equal(code, protocol.ErrDuplicateRegistration) // endpoint taken
 		is.Equal(rpc, -32017)
 
@@ -71,9 +75,10 @@ func TestRegistration(t *testing.T) {
 		code, _ = codes(err)
 		is.Equal(code, protocol.ErrDuplicateRegistration) // endpoint taken by a referee
 
-		_, err = h.registerPlayer("player:REF01", endpoint("p-ref01"))
-		code, _ = codes(err)
-		is.Equal(code, protocol.ErrDuplicateRegistration) // id taken by a referee
+		byRef, err := h.registerPlayer("player:REF01", endpoint("p-ref01"))
+		is.NoErr(err)
+		is.Equal(byRef.PlayerID, "P03") // an id a referee holds: another given
+		is.Equal(*byRef.Reason, "asked for REF01, which another agent holds: registered as P03")
 
 		other := &protocol.LeagueRegisterRequest{
 			Envelope:   envelope(protocol.TypeLeagueRegisterRequest, "player:P03", ""),
@@ -97,10 +102,10 @@ func TestRegistration(t *testing.T) {
 		is.True(!rejected.SignsMessages) // nor anything to sign
 		is.Equal(*rejected.Reason, "this league plays even_odd, which game_types does not list")
 
-		is.Equal(h.status(), league.Status{LeagueID: leagueID, State: league.StateRegistration, Players: 2, Referees: 2})
+		is.Equal(h.status(), league.Status{LeagueID: leagueID, State: league.StateRegistration, Players: 4, Referees: 2})
 
 		is.NoErr(h.mgr.Start(context.Background()))
-		late, err := h.registerPlayer("player:P02", endpoint("p2"))
+		late, err := h.registerPlayer("player:P09", endpoint("p9"))
 		is.NoErr(err)
 		is.Equal(late.Status, protocol.StatusRejected) // after the start
 		is.Equal(late.PlayerID, "")
@@ -111,10 +116,10 @@ func TestRegistration(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(lateRef.Status, protocol.StatusAccepted) // referees may still join
 		is.Equal(lateRef.RefereeID, "REF02")
-		is.Equal(lateRef.AuthToken, "tok_referee_REF02_"+tokenHex(4)) // the rejected took no token
+		is.Equal(lateRef.AuthToken, "tok_referee_REF02_"+tokenHex(6)) // the rejected took no token
 
-		is.Equal(h.status(), league.Status{LeagueID: leagueID, State: league.StateRunning, TotalRounds: 1, TotalMatches: 1,
-			Players: 2, Referees: 3})
+		is.Equal(h.status(), league.Status{LeagueID: leagueID, State: league.StateRunning, TotalRounds: 3, TotalMatches: 6,
+			Players: 4, Referees: 3})
 	})
 }
 

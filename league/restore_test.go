@@ -161,9 +161,9 @@ func restoreAfterCrash(t *testing.T, key1, key2 []byte) {
 		_, err := query[scheduleData](h2, protocol.MethodLeagueQuery, "player:P02", players[0].token, protocol.QuerySchedule, "")
 		code, _ := codes(err)
 		is.Equal(code, protocol.ErrAuthTokenInvalid) // and is still only P01's
-		_, err = h2.registerReferee("referee:REF01", endpoint("ref-again"), 1)
+		_, err = h2.registerReferee("referee:REF07", ref.ep, 1)
 		code, _ = codes(err)
-		is.Equal(code, protocol.ErrDuplicateRegistration) // REF01 is registered
+		is.Equal(code, protocol.ErrDuplicateRegistration) // REF01's endpoint is registered
 
 		h2.run()
 		again := ref.nextStart()

@@ -745,3 +745,35 @@ func TestStartGraceNamesTheSilent(t *testing.T) {
 		is.True(warned) // the warning names P04, and only P04
 	})
 }
+
+// TestMixedLeague: an agent that asks for no id is given P01; a later one
+// that asks for P01 is not turned away but given the next free id, and
+// told so; both play the whole league.
+func TestMixedLeague(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		h := newHarness(t, n, league.Options{Seed: 42})
+		defer h.stop()
+		h.referee("REF01", 2, modeReport, crashScript)
+		anonymous, serve1 := h.playerAs("player:pending", "P01")
+		asked, serve2 := h.playerAs("player:P01", "P02")
+		serve1()
+		serve2()
+		players := []*fakePlayer{anonymous, asked, h.player("P03"), h.player("P04")}
+		h.play()
+		lc := h.wait()
+		got := lc.FinalStandings
+		for i := range got {
+			got[i].DisplayName = "" // named after what each sent
+		}
+		want := crashFinal()
+		for i := range want {
+			want[i].DisplayName = ""
+		}
+		is.Equal(got, want) // both played every match
+		for _, p := range players {
+			is.Equal(len(p.messages()), 10) // three rounds of three messages, and the league's end
+		}
+		is.True(strings.Contains(h.logs.String(), `"asked":"P01","given":"P02"`)) // the manager says so
+	})
+}
