@@ -379,6 +379,15 @@ func describeSemantic(se *json.SemanticError) string {
 	if se.JSONKind == 0 && se.Err != nil {
 		return clip(se.Err.Error())
 	}
+	if se.JSONKind == '0' && se.Err != nil {
+		// A number where a number goes: its value is what is wrong.
+		switch {
+		case strings.Contains(se.Err.Error(), "out of range"):
+			return "is out of range"
+		case want == "an integer":
+			return "must be an integer, got a fraction or an exponent"
+		}
+	}
 	return "must be " + want + ", got " + KindName(se.JSONKind)
 }
 

@@ -200,9 +200,10 @@ func (c *Client) exchange(ctx context.Context, to *peer, guarded bool, calls ...
 // Batch sends calls to endpoint as one JSON-RPC batch when the endpoint
 // takes batches, and one after the other when it does not; each call's
 // outcome is in its Err. Whether an endpoint takes batches is learnt from
-// its first answer to one: a JSON array of responses says yes; a single
-// error, or an HTTP error, says no, and the calls are then made one by
-// one. A batch is one exchange, tried again as a call is when it fails as
+// its first answer to one: a JSON array of responses says yes (a response
+// in it that cannot be read costs its own call); a single error, a reply
+// that is no array, or an HTTP status that refuses the request says no,
+// and the calls are then made one by one. A batch is one exchange, tried again as a call is when it fails as
 // retryable (unless ctx is NoRetry's), with one deadline for all (without
 // one in ctx, the default call timeout for each call), each attempt one
 // outcome for the endpoint's breaker. A call the endpoint answers that it
@@ -227,7 +228,7 @@ func (c *Client) Batch(ctx context.Context, endpoint string, calls ...*Call) {
 		guard = guard || guarded(call.Method)
 	}
 	err := c.retrying(ctx, func() error { return c.exchange(ctx, to, guard, calls...) })
-	if e, ok := errors.AsType[*Error](err); ok && (e.Kind == KindRemote || e.Kind == KindStatus || e.Kind == KindBadResponse) {
+	if refusesBatches(err) {
 		// Answered, but not with a batch's answer: it takes none.
 		to.batches.Store(2)
 		for _, call := range calls {
@@ -252,6 +253,30 @@ func (c *Client) Batch(ctx context.Context, endpoint string, calls ...*Call) {
 			e.Attempts = 1
 		}
 	}
+}
+
+// refusesBatches reports whether err, the outcome of a batch, says that
+// the endpoint takes none: one error for the whole batch, a reply that is
+// no array, or an HTTP status that refuses the request itself (400, 404,
+// 405, 413, 415, 501, …). An array of responses, even unreadable ones, is
+// a batch served; a timeout, a refused connection, a 408, 429 or 503 says
+// nothing about batches.
+func refusesBatches(err error) bool {
+	e, ok := errors.AsType[*Error](err)
+	if !ok {
+		return false
+	}
+	switch e.Kind {
+	case KindRemote, KindBadResponse:
+		return true
+	case KindStatus:
+		switch e.Status {
+		case 408, 429, 502, 503, 504:
+			return false
+		}
+		return e.Status >= 400
+	}
+	return false
 }
 
 // oneByOne makes calls one after the other, one attempt each.

@@ -149,28 +149,36 @@ func DecodeReplies(body []byte, calls []*Call, firstID uint64, endpoint string) 
 		calls[0].Err = outcome(resp, calls[0], endpoint)
 		return nil
 	}
-	rs, err := protocol.DecodeResponses(body)
-	if err != nil {
+	var elems []jsontext.Value
+	if err := json.Unmarshal(body, &elems, jsontext.AllowDuplicateNames(true)); err != nil {
 		// A server that refuses a batch as a whole answers it with one
 		// error.
 		if r, rerr := protocol.DecodeResponse(body); rerr == nil && r.Error != nil {
 			return &Error{Kind: KindRemote, Endpoint: endpoint, RPC: r.Error}
 		}
-		return &Error{Kind: KindBadResponse, Endpoint: endpoint, Err: err}
+		return &Error{Kind: KindBadResponse, Endpoint: endpoint, Err: errors.New("the reply to a batch is not a JSON array")}
+	}
+	// An array: the batch was served. Each response is read on its own,
+	// so that one that cannot be read costs its own call only.
+	byID := make(map[string]protocol.Response, len(elems))
+	for _, e := range elems[:min(len(elems), len(calls))] {
+		if r, err := protocol.DecodeResponse(e); err == nil {
+			if _, dup := byID[string(r.ID)]; !dup {
+				byID[string(r.ID)] = r
+			}
+		}
 	}
 	for i, c := range calls {
 		if c.Err != nil {
 			continue
 		}
-		id := strconv.FormatUint(firstID+uint64(i), 10)
-		c.Err = &Error{Kind: KindBadResponse, Endpoint: endpoint, Method: c.Method,
-			Err: errors.New("the reply to the batch has no response with the call's id")}
-		for _, r := range rs {
-			if string(r.ID) == id {
-				c.Err = outcome(r, c, endpoint)
-				break
-			}
+		r, ok := byID[strconv.FormatUint(firstID+uint64(i), 10)]
+		if !ok {
+			c.Err = &Error{Kind: KindBadResponse, Endpoint: endpoint, Method: c.Method,
+				Err: errors.New("the reply to the batch has no readable response with the call's id")}
+			continue
 		}
+		c.Err = outcome(r, c, endpoint)
 	}
 	return nil
 }

@@ -169,7 +169,15 @@ func (m *Mux) resolve(r *Request) (Handler, error) {
 		if known {
 			var err error
 			if msg, err = protocol.DecodeMessage(typ, r.Params); err != nil {
-				return nil, err
+				// params.message_type decides: a message of another
+				// type may not decode as the method's.
+				t, derr := declaredOver(declaredType(nil, r), typ)
+				if derr != nil || t == typ {
+					return nil, err
+				}
+				if msg, err = protocol.DecodeMessage(t, r.Params); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -192,9 +200,12 @@ func (m *Mux) resolve(r *Request) (Handler, error) {
 		return nil, methodNotFound(r.Method)
 	}
 	var err error
-	if r.MCP {
+	switch {
+	case r.MCP:
 		err = protocol.ValidateBody(msg)
-	} else {
+	case r.Params == nil:
+		err = protocol.ValidateHandedOver(msg) // not decoded: what a decoder refuses too
+	default:
 		err = protocol.Validate(msg)
 	}
 	if err != nil {

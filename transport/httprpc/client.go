@@ -180,6 +180,16 @@ func (c *Client) post(ctx context.Context, endpoint string, body []byte) (status
 		return 0, nil, classify(ctx, endpoint, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode < 200 {
+		// 101 Switching Protocols hands over the connection itself as the
+		// body, which the request's context no longer governs: a peer
+		// could hold the call past its deadline by sending nothing.
+		return 0, nil, &transport.Error{Kind: transport.KindBadResponse, Endpoint: endpoint,
+			Err: fmt.Errorf("HTTP %d instead of an answer", resp.StatusCode)}
+	}
+	// No read of the body outlives the call, whatever the body is.
+	stop := context.AfterFunc(ctx, func() { _ = resp.Body.Close() })
+	defer stop()
 	data, err = io.ReadAll(io.LimitReader(resp.Body, c.limit+1))
 	if err != nil {
 		return 0, nil, classify(ctx, endpoint, err)
