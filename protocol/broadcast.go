@@ -23,9 +23,6 @@ type Broadcast struct {
 	checked sync.Once
 	err     error // Validate(msg)
 
-	checkedHandedOver sync.Once
-	errHandedOver     error // ValidateHandedOver(msg)
-
 	encoded sync.Once
 	raw     jsontext.Value // msg encoded
 	encErr  error
@@ -62,12 +59,6 @@ func (b *Broadcast) To(token string) Message {
 func (b *Broadcast) validated() error {
 	b.checked.Do(func() { b.err = validate(b.msg, true) })
 	return b.err
-}
-
-// validatedHandedOver is ValidateHandedOver of the message, once.
-func (b *Broadcast) validatedHandedOver() error {
-	b.checkedHandedOver.Do(func() { b.errHandedOver = ValidateHandedOver(b.msg) })
-	return b.errHandedOver
 }
 
 // appendTo appends the message with token as its auth_token. The token

@@ -3,9 +3,7 @@ package protocol
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -120,6 +118,11 @@ func (v *validator) displayName(field, s string) {
 	v.requireString(field, s)
 	if len(s) > MaxDisplayName {
 		v.add(ErrInvalidMessageFormat, field, fmt.Sprintf("must be at most %d bytes, got %d", MaxDisplayName, len(s)))
+	}
+	if !utf8.ValidString(s) {
+		// A decoder refuses it first; a name handed over in process must
+		// be refused too, or it is kept and can be sent to no one.
+		v.add(ErrInvalidMessageFormat, field, "is not valid UTF-8")
 	}
 }
 
@@ -462,86 +465,4 @@ func NameByEndpoint(role, endpoint string) string {
 		return role
 	}
 	return role + " " + u.Host
-}
-
-// ValidateHandedOver is Validate for a message handed over in process
-// rather than decoded: it also refuses what a decoder would have refused
-// before validation, strings that are not UTF-8 and numbers JSON cannot
-// carry (NaN, ±Inf), so that a message is judged alike on every network.
-// A broadcast's copy is checked once for all of them.
-func ValidateHandedOver(m Message) error {
-	if b := m.Env().of; b != nil {
-		return b.validatedHandedOver()
-	}
-	if err := carriable(reflect.ValueOf(m), ""); err != nil {
-		return err
-	}
-	return Validate(m)
-}
-
-// carriable reports the first value under v that JSON cannot carry, as a
-// decoder would have refused it: E002, naming the field.
-func carriable(v reflect.Value, path string) error {
-	bad := func(reason string) error {
-		field := strings.TrimPrefix(path, ".")
-		if field == "" {
-			field = "params"
-		}
-		return &Error{Code: ErrInvalidMessageFormat, Detail: field + ": " + reason,
-			Fields: []FieldError{{Field: field, Reason: reason, code: ErrInvalidMessageFormat}}}
-	}
-	switch v.Kind() {
-	case reflect.String:
-		if !utf8.ValidString(v.String()) {
-			return bad("is not valid UTF-8")
-		}
-	case reflect.Float32, reflect.Float64:
-		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
-			return bad("is not a number JSON can carry")
-		}
-	case reflect.Pointer, reflect.Interface:
-		if !v.IsNil() {
-			return carriable(v.Elem(), path)
-		}
-	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name := f.Name
-			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag != "" {
-				name = tag
-			}
-			sub := path + "." + name
-			if f.Anonymous {
-				sub = path
-			}
-			if err := carriable(v.Field(i), sub); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return nil // raw JSON or bytes, carried as they are
-		}
-		for i := range v.Len() {
-			if err := carriable(v.Index(i), path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		it := v.MapRange()
-		for it.Next() {
-			k := it.Key()
-			if k.Kind() == reflect.String && !utf8.ValidString(k.String()) {
-				return bad("has a key that is not valid UTF-8")
-			}
-			if err := carriable(it.Value(), path+"."+fmt.Sprint(k.Interface())); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

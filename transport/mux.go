@@ -200,12 +200,9 @@ func (m *Mux) resolve(r *Request) (Handler, error) {
 		return nil, methodNotFound(r.Method)
 	}
 	var err error
-	switch {
-	case r.MCP:
+	if r.MCP {
 		err = protocol.ValidateBody(msg)
-	case r.Params == nil:
-		err = protocol.ValidateHandedOver(msg) // not decoded: what a decoder refuses too
-	default:
+	} else {
 		err = protocol.Validate(msg)
 	}
 	if err != nil {
