@@ -8,10 +8,12 @@ package check
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net/url"
 	"slices"
 	"strings"
@@ -44,9 +46,17 @@ const (
 // registered in a real league ignores its broadcasts.
 const LeagueID = "leaguectl-check"
 
-// checkerID is the id in the checker's senders (referee:CHECK,
-// league_manager:CHECK).
-const checkerID = "CHECK"
+// The ids of the checker's own referee and league manager by default:
+// those a real league's have (the spec's examples and our own agents), so
+// that an agent that takes messages only from the senders it was
+// configured with is checked, not refused for the checker's name.
+const (
+	DefaultRefereeID = "REF01"
+	DefaultManagerID = "LM01"
+)
+
+// notRunPrefix starts the detail of a check that was not made.
+const notRunPrefix = "not run: "
 
 // ErrUnreachable is returned, wrapped, when the target answers neither a
 // ping nor GET /health within ReachTimeout. Every other problem is a failed
@@ -78,11 +88,25 @@ type Options struct {
 	// RefereeToken is the auth_token of the checker's referee registration
 	// with a manager that admits only the referees given its referee token.
 	RefereeToken string
+	// RefereeID is the id of the checker's referee: its sender
+	// (referee:<id>) in a player check, the id it asks a manager for in a
+	// manager check. "" is DefaultRefereeID, and in a manager check
+	// CHKREF, an id no manager gives by itself, so that keeping a
+	// requested id is seen.
+	RefereeID string
+	// ManagerID is the id of the checker's league manager, its sender
+	// (league_manager:<id>) in a player or referee check ("":
+	// DefaultManagerID).
+	ManagerID string
 	// Notice receives what the user must do by hand (nil: nothing is
 	// printed): start a referee with --manager URL.
 	Notice io.Writer
 	// Logger logs the checker's own progress (nil: no logs).
 	Logger *slog.Logger
+
+	// firstRound is the first round of the run's match ids (0: fresh);
+	// tests set it to pin them.
+	firstRound int
 }
 
 func (o Options) withDefaults() Options {
@@ -101,21 +125,82 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.RefereeID == "" {
+		o.RefereeID = DefaultRefereeID
+	}
+	if o.ManagerID == "" {
+		o.ManagerID = DefaultManagerID
+	}
+	if o.firstRound <= 0 {
+		o.firstRound = freshRound()
+	}
 	return o
+}
+
+// validate checks the ids the options give the checker's agents.
+func (o Options) validate() error {
+	for _, id := range []struct{ field, role, id string }{
+		{"RefereeID", "referee", o.RefereeID}, {"ManagerID", "league_manager", o.ManagerID},
+	} {
+		if id.id == "" {
+			continue
+		}
+		if _, err := protocol.ParseSender(id.role + ":" + id.id); err != nil {
+			return fmt.Errorf("check: Options.%s: %w", id.field, err)
+		}
+	}
+	return nil
+}
+
+// Fresh rounds are drawn from [minRound, maxRound): a match id
+// R<round>M<k> stays short and round_id fits any peer's 32-bit integer.
+const minRound, maxRound = 1000, 1_000_000_000
+
+// freshRound is the first round of a run's matches, drawn anew for each
+// run: an agent remembers the matches it has played (ours sends a
+// finished match's report again instead of playing it), so a run that
+// reused the last one's ids would check its memory, not its play. The
+// ids keep the R<round>M<k> form of the spec's examples
+// (implementation-guide.md §3.2: f"R{round_num}M{match_num}"), which a
+// peer may parse; two runs share them with a chance of one in a billion.
+func freshRound() int {
+	n, err := rand.Int(rand.Reader, big.NewInt(maxRound-minRound))
+	if err != nil {
+		// crypto/rand does not fail on the systems Go supports; the
+		// clock is unique enough for two runs one after the other.
+		return minRound + int(time.Now().UnixNano()%(maxRound-minRound))
+	}
+	return minRound + int(n.Int64())
 }
 
 // Check is one rule checked against the agent. Sent and Got are the
 // request and the answer, abbreviated, with tokens left out; "" when the
 // check has no one exchange to show. Every field is always encoded, so
 // that a script reads the same keys on every check.
+//
+// BreaksLeague grades a failure: set when an agent that fails the check
+// so would lose matches, be refused, or stop or falsify a league, ours or
+// one of the known implementations'; clear when it passed, when it was
+// not run (its Detail starts "not run: "), and when the failure only
+// departs from the documents: our league and the known implementations
+// would still play with the agent.
 type Check struct {
-	Name   string `json:"name"`
-	Rule   string `json:"rule"`
-	Passed bool   `json:"passed"`
-	Sent   string `json:"sent"`
-	Got    string `json:"got"`
-	Detail string `json:"detail"`
+	Name         string `json:"name"`
+	Rule         string `json:"rule"`
+	Passed       bool   `json:"passed"`
+	BreaksLeague bool   `json:"breaks_league"`
+	Sent         string `json:"sent"`
+	Got          string `json:"got"`
+	Detail       string `json:"detail"`
+
+	// grade, when set, grades this failure instead of its check's grade
+	// in the plan: a milder form of a failure the plan grades as
+	// breaking.
+	grade *grade
 }
+
+// NotRun reports whether the check could not be made.
+func (c Check) NotRun() bool { return !c.Passed && strings.HasPrefix(c.Detail, notRunPrefix) }
 
 // Report is every check made against one agent, in the order made.
 type Report struct {
@@ -135,8 +220,31 @@ func (r *Report) Passed() int {
 	return n
 }
 
-// Failed is the number of checks failed.
+// Failed is the number of checks failed, those not run included.
 func (r *Report) Failed() int { return len(r.Checks) - r.Passed() }
+
+// Breaking is the number of checks failed in a way that would break a
+// league (Check.BreaksLeague).
+func (r *Report) Breaking() int {
+	n := 0
+	for _, c := range r.Checks {
+		if c.BreaksLeague {
+			n++
+		}
+	}
+	return n
+}
+
+// NotRun is the number of checks that could not be made.
+func (r *Report) NotRun() int {
+	n := 0
+	for _, c := range r.Checks {
+		if c.NotRun() {
+			n++
+		}
+	}
+	return n
+}
 
 // Find returns the check named name.
 func (r *Report) Find(name string) (Check, bool) {
@@ -168,10 +276,18 @@ type checker struct {
 
 	ping   *exchange // the reachability ping
 	health *healthResult
+
+	// round is the first round of the run's match ids: fresh for each
+	// run (Options.firstRound).
+	round int
 }
 
-// planned is a check of a role: its name and rule.
-type planned struct{ name, rule string }
+// planned is a check of a role: its name, its rule, and what failing it
+// costs.
+type planned struct {
+	name, rule string
+	grade      grade
+}
 
 // run runs a role's check: the reachability ping, then body. Its report
 // lists every check of plan, in plan's order, whatever happened: a check
@@ -179,11 +295,14 @@ type planned struct{ name, rule string }
 // with the report of the unreachable agent; an error of the options, of
 // the checker's own listeners or of ctx comes without one.
 func run(ctx context.Context, role string, opts Options, plan []planned, body func(*checker) error) (*Report, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	opts = opts.withDefaults()
 	if opts.Network == nil {
 		return nil, errors.New("check: Options.Network is required")
 	}
-	c := &checker{opts: opts, report: &Report{Role: role, Target: opts.Target}, stop: make(chan struct{})}
+	c := &checker{opts: opts, report: &Report{Role: role, Target: opts.Target}, stop: make(chan struct{}), round: opts.firstRound}
 	for _, p := range plan {
 		if p.name != "GET /health" || c.isHTTP() {
 			c.plan = append(c.plan, p)
@@ -289,7 +408,18 @@ func (c *checker) end() {
 	}
 }
 
+// add records a check, its failure graded: by the grade the failing site
+// gave, else by its check's in the plan. A check not run is not graded:
+// the check that kept it from running is.
 func (c *checker) add(ch Check) {
+	if !ch.Passed && !ch.NotRun() {
+		g := c.gradeOf(ch.Name)
+		if ch.grade != nil {
+			g = *ch.grade
+		}
+		ch.BreaksLeague = g.breaks
+	}
+	ch.grade = nil
 	c.report.Checks = append(c.report.Checks, ch)
 	c.opts.Logger.LogAttrs(context.Background(), slog.LevelInfo, "check", slog.String("name", ch.Name),
 		slog.Bool("passed", ch.Passed), slog.String("detail", ch.Detail))
@@ -298,7 +428,12 @@ func (c *checker) add(ch Check) {
 // result records a check: passed when problem is "", else failed with the
 // problem as its detail.
 func (c *checker) result(name, rule string, x *exchange, problem, detail string) {
-	ch := Check{Name: name, Rule: rule, Passed: problem == "", Detail: detail}
+	c.resultGraded(name, rule, x, problem, detail, nil)
+}
+
+// resultGraded is result with the failure graded g (nil: by the plan).
+func (c *checker) resultGraded(name, rule string, x *exchange, problem, detail string, g *grade) {
+	ch := Check{Name: name, Rule: rule, Passed: problem == "", Detail: detail, grade: g}
 	if problem != "" {
 		ch.Detail = problem
 	}
@@ -314,7 +449,7 @@ func (c *checker) result(name, rule string, x *exchange, problem, detail string)
 // notRun reports checks that could not be made, as failed.
 func (c *checker) notRun(why string, names ...string) {
 	for _, n := range names {
-		c.add(Check{Name: n, Rule: c.ruleOf(n), Detail: "not run: " + why})
+		c.add(Check{Name: n, Rule: c.ruleOf(n), Detail: notRunPrefix + why})
 	}
 }
 
@@ -328,14 +463,41 @@ func (c *checker) ruleOf(name string) string {
 	return ""
 }
 
+// gradeOf is the grade of the check named name: a check outside the plan
+// breaks, to be safe.
+func (c *checker) gradeOf(name string) grade {
+	for _, p := range c.plan {
+		if p.name == name {
+			return p.grade
+		}
+	}
+	return grade{breaks: true, why: "not in the plan"}
+}
+
+// refereeSender and managerSender are the senders of the checker's
+// referee and league manager.
+func (c *checker) refereeSender() string { return "referee:" + c.opts.RefereeID }
+func (c *checker) managerSender() string { return "league_manager:" + c.opts.ManagerID }
+
+// matchID is the id of the run's match k of its round n (counted from
+// the run's first round, 0).
+func (c *checker) matchID(n, k int) string { return fmt.Sprintf("R%dM%d", c.round+n, k) }
+
+// conv is a conversation_id of the run: one no earlier run has used.
+func (c *checker) conv(what string) string { return fmt.Sprintf("conv-check-%d-%s", c.round, what) }
+
 // pingCheck reports the reachability ping.
 func (c *checker) pingCheck() {
 	x := c.ping
 	problem := ""
+	var g *grade
 	if x.err != nil || x.resp.Error != nil {
 		problem = "ping not answered with a result: " + x.describe()
 	}
-	c.result("ping", rulePing, x, problem, fmt.Sprintf("answered in %s", round(x.took)))
+	if x.got != nil {
+		g = &gradePingRefused // answered, if not with a result
+	}
+	c.resultGraded("ping", rulePing, x, problem, fmt.Sprintf("answered in %s", round(x.took)), g)
 }
 
 // healthCheck reports GET /health, for HTTP targets only: the in-memory

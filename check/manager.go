@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -9,7 +10,8 @@ import (
 	"github.com/leaguectl/leaguectl/transport"
 )
 
-// The ids the manager check asks for.
+// The ids the manager check asks for: mgrRefereeID unless
+// Options.RefereeID says another.
 const (
 	mgrRefereeID = "CHKREF"
 	mgrPlayerID  = "CHKP1"
@@ -17,23 +19,25 @@ const (
 )
 
 // Manager checks a league manager at opts.Target. It registers a referee
-// and two players of its own (served on the checker's listeners), checks
-// registration and authentication, then starts the league with
-// start_league (opts.AdminToken, if set) and plays it: its referee reports
-// player A winning the one match. The manager thus runs a small league of
-// the checker's agents: check a fresh manager, not one holding a real
-// league.
+// (asking for the id CHKREF, or opts.RefereeID) and two players of its
+// own (served on the checker's listeners), checks registration and
+// authentication, then starts the league with start_league
+// (opts.AdminToken, if set) and plays it: its referee reports player A
+// winning the one match. The manager thus runs a small league of the
+// checker's agents: check a fresh manager, not one holding a real league.
 //
 // The error is ErrUnreachable, wrapped, when the manager answers neither
 // ping nor GET /health (the report says so, every later check not run), or
 // an error of the checker's own listeners; every other problem is a failed
 // Check.
 func Manager(ctx context.Context, opts Options) (*Report, error) {
+	refID := cmp.Or(opts.RefereeID, mgrRefereeID)
 	return run(ctx, "manager", opts, managerPlan(), func(c *checker) error {
 		m, err := newManagerRun(c)
 		if err != nil {
 			return err
 		}
+		m.refID = refID
 		c.pingCheck()
 		c.healthCheck()
 		m.run(ctx)
@@ -55,6 +59,7 @@ type fakeAgent struct {
 type managerRun struct {
 	*checker
 	ref, p1, p2 *fakeAgent
+	refID       string // the id the referee asks for
 	leagueID    string // the manager's, from its registration answers
 }
 
@@ -135,35 +140,45 @@ func (m *managerRun) run(ctx context.Context) {
 // answers; an agent that registered has its id and token.
 func (m *managerRun) registrations(ctx context.Context) {
 	x := m.call(ctx, protocol.MethodRegisterReferee, &protocol.RefereeRegisterRequest{
-		Envelope: m.env(protocol.TypeRefereeRegisterRequest, "referee:"+mgrRefereeID, "conv-check-register-referee", m.opts.RefereeToken),
+		Envelope: m.env(protocol.TypeRefereeRegisterRequest, "referee:"+m.refID, m.conv("register-referee"), m.opts.RefereeToken),
 		RefereeMeta: &protocol.RefereeMeta{DisplayName: "leaguectl check referee", Version: "1.0.0",
 			GameTypes: []string{protocol.GameEvenOdd}, ContactEndpoint: m.ref.f.ep, MaxConcurrentMatches: 1},
 	}, m.opts.Timeout)
-	m.registration("referee registration", ruleRegReferee, x, mgrRefereeID, m.ref)
+	m.registration("referee registration", ruleRegReferee, x, m.refID, m.ref)
 
 	p1 := m.registerPlayer(ctx, "player:"+mgrPlayerID, m.p1.f.ep, "1")
 	m.registration("player registration (requested id)", ruleRegPlayerID, p1, mgrPlayerID, m.p1)
 	p2 := m.registerPlayer(ctx, "player:pending", m.p2.f.ep, "2")
 	m.registration("player registration (assigned id)", ruleRegPlayerNoID, p2, "", m.p2)
 
-	agents := []*fakeAgent{m.ref, m.p1, m.p2}
-	problem := ""
+	// Tokens are compared among the agents that got one. One that got
+	// none failed its registration check, which is graded for it: with
+	// no two tokens alike, the comparison is not run.
+	var missing []string
+	shared := false
 	seen := map[string]bool{}
-	for _, a := range agents {
+	for _, a := range []*fakeAgent{m.ref, m.p1, m.p2} {
 		switch {
 		case a.token == "":
-			problem = firstOf(problem, a.sender()+" got no token")
+			missing = append(missing, a.sender())
 		case seen[a.token]:
-			problem = firstOf(problem, "two agents got the same token")
+			shared = true
 		}
 		seen[a.token] = true
 	}
-	m.add(Check{Name: "distinct tokens", Rule: ruleTokens, Passed: problem == "", Detail: firstOf(problem, "3 registrations, 3 different tokens")})
+	switch {
+	case shared:
+		m.add(Check{Name: "distinct tokens", Rule: ruleTokens, Detail: "two agents got the same token"})
+	case len(missing) > 0:
+		m.notRun(strings.Join(missing, " and ")+" got no token", "distinct tokens")
+	default:
+		m.add(Check{Name: "distinct tokens", Rule: ruleTokens, Passed: true, Detail: "3 registrations, 3 different tokens"})
+	}
 }
 
 func (m *managerRun) registerPlayer(ctx context.Context, sender, endpoint, n string) *exchange {
 	return m.call(ctx, protocol.MethodRegisterPlayer, &protocol.LeagueRegisterRequest{
-		Envelope: m.env(protocol.TypeLeagueRegisterRequest, sender, "conv-check-register-player-"+n, ""),
+		Envelope: m.env(protocol.TypeLeagueRegisterRequest, sender, m.conv("register-player-"+n), ""),
 		PlayerMeta: &protocol.PlayerMeta{DisplayName: "leaguectl check player " + n, Version: "1.0.0",
 			GameTypes: []string{protocol.GameEvenOdd}, ContactEndpoint: endpoint},
 	}, m.opts.Timeout)
@@ -192,6 +207,7 @@ func (m *managerRun) registration(name, rule string, x *exchange, requested stri
 		problem = "the answer is not a registration response: " + err.Error()
 	}
 	id := r.PlayerID + r.RefereeID
+	var g *grade
 	switch {
 	case problem != "":
 	case r.Status != protocol.StatusAccepted:
@@ -202,6 +218,7 @@ func (m *managerRun) registration(name, rule string, x *exchange, requested stri
 		problem = "accepted without an auth_token"
 	case requested != "" && id != requested:
 		problem = fmt.Sprintf("asked for the free id %s, got %s", requested, protocol.Clip(id))
+		g = &gradeOtherID
 	}
 	if r.Status == protocol.StatusAccepted && id != "" && r.AuthToken != "" {
 		a.id, a.token = id, r.AuthToken
@@ -209,7 +226,7 @@ func (m *managerRun) registration(name, rule string, x *exchange, requested stri
 			m.leagueID = r.LeagueID
 		}
 	}
-	m.result(name, rule, x, problem, fmt.Sprintf("ACCEPTED as %s, with a token", orDash(id)))
+	m.resultGraded(name, rule, x, problem, fmt.Sprintf("ACCEPTED as %s, with a token", orDash(id)), g)
 }
 
 // refusal checks that a request was refused, with code when code is set.
@@ -219,18 +236,20 @@ func (m *managerRun) refusal(name, rule string, x *exchange, code protocol.Code)
 	if got != "" {
 		detail += " with " + string(got)
 	}
+	var g *grade
 	switch {
 	case !refused:
 		problem = "not refused: " + x.describe()
 	case code != "" && got != code:
 		problem = fmt.Sprintf("refused with %s, want %s", orDash(string(got)), code)
+		g = &gradeOtherCode
 	}
-	m.result(name, rule, x, problem, detail)
+	m.resultGraded(name, rule, x, problem, detail, g)
 }
 
 func (m *managerRun) query(ctx context.Context, sender, token string) *exchange {
 	return m.call(ctx, protocol.ToolName(protocol.TypeLeagueQuery), &protocol.LeagueQuery{
-		Envelope:  m.env(protocol.TypeLeagueQuery, sender, "conv-check-query", token),
+		Envelope:  m.env(protocol.TypeLeagueQuery, sender, m.conv("query"), token),
 		QueryType: protocol.QueryStandings,
 	}, m.opts.Timeout)
 }
@@ -250,7 +269,7 @@ func (m *managerRun) refusals(ctx context.Context) {
 	}
 
 	x := m.call(ctx, protocol.MethodRegisterPlayer, &struct{ protocol.Envelope }{
-		m.env(protocol.TypeLeagueRegisterRequest, "player:pending", "conv-check-register-player-3", ""),
+		m.env(protocol.TypeLeagueRegisterRequest, "player:pending", m.conv("register-player-3"), ""),
 	}, m.opts.Timeout)
 	m.refusal("registration without player_meta (E002)", ruleMissingMeta, x, protocol.ErrInvalidMessageFormat)
 
@@ -286,7 +305,7 @@ func (m *managerRun) refusals(ctx context.Context) {
 		m.notRun("the referee or a player of the checker did not register", "report with a wrong token refused")
 		return
 	}
-	rep := m.report(m.ref.id, newToken("referee", "wrong"), "R1M1", 1, m.p1.id, m.p2.id, "conv-check-report-forged")
+	rep := m.report(m.ref.id, newToken("referee", "wrong"), m.matchID(0, 1), m.round, m.p1.id, m.p2.id, m.conv("report-forged"))
 	m.refusal("report with a wrong token refused", ruleReportWrongTok, m.call(ctx, protocol.MethodReportMatchResult, rep, m.opts.Timeout), "")
 }
 

@@ -101,15 +101,18 @@ func TestManagerWrongAdminToken(t *testing.T) {
 
 // TestManagerRefereeToken: a manager that admits only the referees given
 // its referee token passes with the checker given it (never shown), and
-// refuses the checker's referee without it (E003).
+// refuses the checker's referee without it (E003). The checker's referee
+// asks for the id it is given (--as).
 func TestManagerRefereeToken(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		ep, _ := runManager(t, n, league.Options{RefereeToken: "ref-s3cret"})
-		r := checkManager(t, n, ep, check.Options{RefereeToken: "ref-s3cret"})
+		r := checkManager(t, n, ep, check.Options{RefereeToken: "ref-s3cret", RefereeID: "REF07"})
 		explain(t, r)
 		_, failed := names(r)
 		is.Equal(failed, nil)
+		c, _ := r.Find("referee registration")
+		is.Equal(c.Detail, "ACCEPTED as REF07, with a token") // asked for, and kept
 		for _, c := range r.Checks {
 			is.True(!strings.Contains(c.Sent+c.Got, "ref-s3cret")) // never shown
 		}
@@ -134,7 +137,10 @@ func TestManagerRefereeTokenMissing(t *testing.T) {
 		is.True(strings.Contains(c.Detail, "E003"))
 		is.True(strings.Contains(c.Detail, "--referee-token"))
 		c, _ = r.Find("distinct tokens")
-		is.Equal(c.Detail, "referee:- got no token")
+		is.Equal(c.Detail, "not run: referee:- got no token") // its registration's failure, not the tokens'
+		breaking, departing, _ := graded(r)
+		is.Equal(breaking, []string{"referee registration"}) // no match for the referee, graded once
+		is.Equal(departing, nil)
 		c, _ = r.Find("report with a wrong token refused")
 		is.Equal(c.Detail, "not run: the referee or a player of the checker did not register")
 		for _, name := range all[len(all)-7:] {

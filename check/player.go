@@ -12,10 +12,12 @@ import (
 )
 
 // Player checks a player agent at opts.Target: it plays a referee
-// (referee:CHECK) and a league manager (league_manager:CHECK) of league
-// "leaguectl-check", sends every message as this implementation's own
-// agents do, without an auth_token (the player does not know the checker),
-// and checks each answer. The player need not be registered anywhere.
+// (referee:REF01, or opts.RefereeID) and a league manager
+// (league_manager:LM01, or opts.ManagerID) of league "leaguectl-check",
+// sends every message as this implementation's own agents do, without an
+// auth_token (the player does not know the checker), in matches no earlier
+// run has used, and checks each answer. The player need not be registered
+// anywhere.
 //
 // The error is ErrUnreachable, wrapped, when the player answers neither
 // ping nor GET /health (the report says so, every later check not run);
@@ -28,19 +30,11 @@ func Player(ctx context.Context, opts Options) (*Report, error) {
 	})
 }
 
-// The matches the player check plays.
-const (
-	matchTool  = "R1M1" // invited by tool name, then asked for its choice and told the result
-	matchType  = "R1M2" // invited by message type
-	matchTwo1  = "R2M1" // two matches at once
-	matchTwo2  = "R2M2"
-	matchOldV1 = "R3M1" // invited with protocol league.v1
-)
-
-const (
-	refereeSender = "referee:" + checkerID
-	managerSender = "league_manager:" + checkerID
-)
+// match is one of the matches the player check plays.
+type match struct {
+	id    string // R<round>M<k>
+	round int
+}
 
 // reply is an answer of the player that the conversation and envelope
 // checks look at.
@@ -56,14 +50,28 @@ type playerRun struct {
 	*checker
 	me, opp, opp2 string // the player's id, as it names itself; its opponents
 	fromPing      bool   // me came from the ping's sender
-	choice        string // its parity choice in matchTool, when valid
+	choice        string // its parity choice in the match tool, when valid
 	mu            sync.Mutex
 	replies       []reply
+
+	// The run's matches, in its first three rounds.
+	tool  match    // invited by tool name, then asked for its choice and told the result
+	typ   match    // invited by message type
+	two   [2]match // two matches at once
+	oldV1 match    // invited with protocol league.v1
+}
+
+func (p *playerRun) setMatches() {
+	m := func(n, k int) match { return match{id: p.matchID(n, k), round: p.round + n} }
+	p.tool, p.typ = m(0, 1), m(0, 2)
+	p.two = [2]match{m(1, 1), m(1, 2)}
+	p.oldV1 = m(2, 1)
 }
 
 func conversation(matchID string) string { return "conv-check-" + strings.ToLower(matchID) }
 
 func (p *playerRun) run(ctx context.Context) {
+	p.setMatches()
 	p.pingCheck()
 	p.healthCheck()
 	if id := senderID(p.ping, protocol.RolePlayer); id != "" {
@@ -74,13 +82,13 @@ func (p *playerRun) run(ctx context.Context) {
 	p.setOpponents()
 
 	p.broadcast(ctx, "ROUND_ANNOUNCEMENT", ruleRound, protocol.MethodNotifyRound, &protocol.RoundAnnouncement{
-		Envelope: envelope(protocol.TypeRoundAnnouncement, managerSender, "conv-check-round-1-announce"),
-		RoundID:  1,
-		Matches: []protocol.MatchRef{{MatchID: matchTool, GameType: protocol.GameEvenOdd, PlayerAID: p.me,
+		Envelope: envelope(protocol.TypeRoundAnnouncement, p.managerSender(), p.conv("announce")),
+		RoundID:  p.round,
+		Matches: []protocol.MatchRef{{MatchID: p.tool.id, GameType: protocol.GameEvenOdd, PlayerAID: p.me,
 			PlayerBID: p.opp, RefereeEndpoint: "http://localhost:8001/mcp"}},
 	})
-	p.invitation(ctx, "invitation by tool name", ruleInviteTool, protocol.MethodHandleGameInvitation, matchTool)
-	p.invitation(ctx, "invitation by message type", ruleInviteType, string(protocol.TypeGameInvitation), matchType)
+	p.invitation(ctx, "invitation by tool name", ruleInviteTool, protocol.MethodHandleGameInvitation, p.tool)
+	p.invitation(ctx, "invitation by message type", ruleInviteType, string(protocol.TypeGameInvitation), p.typ)
 	p.parity(ctx)
 	p.twoMatches(ctx)
 	p.gameOver(ctx)
@@ -89,15 +97,15 @@ func (p *playerRun) run(ctx context.Context) {
 		{Rank: 2, PlayerID: p.opp, Played: 1, Losses: 1},
 	}
 	p.broadcast(ctx, "LEAGUE_STANDINGS_UPDATE", ruleStandings, protocol.MethodUpdateStandings, &protocol.LeagueStandingsUpdate{
-		Envelope: envelope(protocol.TypeLeagueStandingsUpdate, managerSender, "conv-check-round-1-standings"),
-		RoundID:  1, Standings: standings,
+		Envelope: envelope(protocol.TypeLeagueStandingsUpdate, p.managerSender(), p.conv("standings")),
+		RoundID:  p.round, Standings: standings,
 	})
 	p.broadcast(ctx, "ROUND_COMPLETED", ruleRoundDone, protocol.MethodNotifyRoundCompleted, &protocol.RoundCompleted{
-		Envelope: envelope(protocol.TypeRoundCompleted, managerSender, "conv-check-round-1-completed"),
-		RoundID:  1, MatchesCompleted: 1, Summary: &protocol.RoundSummary{TotalMatches: 1, Wins: 1},
+		Envelope: envelope(protocol.TypeRoundCompleted, p.managerSender(), p.conv("round-completed")),
+		RoundID:  p.round, MatchesCompleted: 1, Summary: &protocol.RoundSummary{TotalMatches: 1, Wins: 1},
 	})
 	p.broadcast(ctx, "LEAGUE_COMPLETED", ruleLeagueDone, protocol.MethodNotifyLeagueComplete, &protocol.LeagueCompleted{
-		Envelope:    envelope(protocol.TypeLeagueCompleted, managerSender, "conv-check-completed"),
+		Envelope:    envelope(protocol.TypeLeagueCompleted, p.managerSender(), p.conv("league-completed")),
 		TotalRounds: 1, TotalMatches: 1,
 		Champion:       &protocol.Champion{PlayerID: p.me, DisplayName: p.me, Points: 3},
 		FinalStandings: standings,
@@ -121,24 +129,24 @@ func (p *playerRun) keep(r reply) {
 	p.mu.Unlock()
 }
 
-func (p *playerRun) invitationMsg(matchID, opponent string) *protocol.GameInvitation {
+func (p *playerRun) invitationMsg(m match, opponent string) *protocol.GameInvitation {
 	return &protocol.GameInvitation{
-		Envelope:    envelope(protocol.TypeGameInvitation, refereeSender, conversation(matchID)),
-		RoundID:     1,
-		MatchID:     matchID,
+		Envelope:    envelope(protocol.TypeGameInvitation, p.refereeSender(), conversation(m.id)),
+		RoundID:     m.round,
+		MatchID:     m.id,
 		GameType:    protocol.GameEvenOdd,
 		RoleInMatch: protocol.PlayerA,
 		OpponentID:  opponent,
 	}
 }
 
-func (p *playerRun) parityMsg(matchID, opponent string) *protocol.ChooseParityCall {
+func (p *playerRun) parityMsg(m match, opponent string) *protocol.ChooseParityCall {
 	return &protocol.ChooseParityCall{
-		Envelope: envelope(protocol.TypeChooseParityCall, refereeSender, conversation(matchID)),
-		MatchID:  matchID,
+		Envelope: envelope(protocol.TypeChooseParityCall, p.refereeSender(), conversation(m.id)),
+		MatchID:  m.id,
 		PlayerID: p.me,
 		GameType: protocol.GameEvenOdd,
-		Context:  &protocol.ParityContext{OpponentID: opponent, RoundID: 1},
+		Context:  &protocol.ParityContext{OpponentID: opponent, RoundID: m.round},
 		Deadline: protocol.FormatTimestamp(time.Now().Add(p.opts.Timeout)),
 	}
 }
@@ -172,25 +180,27 @@ func joinProblem(x *exchange, matchID, me, opponent string) (problem string, ack
 	return "", ack
 }
 
-// invitation invites the player to matchID by method: its tool name, which
-// a player that does not know it is asked again the other ways a league
-// tries (the check still fails: the spec's peers call the method), or its
-// message type, which is asked only as such.
-func (p *playerRun) invitation(ctx context.Context, name, rule, method, matchID string) {
+// invitation invites the player to match m by method: its tool name,
+// which a player that does not know it is asked again the other ways a
+// league tries (the check still fails: the spec's peers call the method),
+// or its message type, which is asked only as such.
+func (p *playerRun) invitation(ctx context.Context, name, rule, method string, m match) {
 	var x *exchange
 	if method == string(protocol.TypeGameInvitation) {
-		x = p.callDirect(ctx, method, p.invitationMsg(matchID, p.opp), p.opts.Timeout)
+		x = p.callDirect(ctx, method, p.invitationMsg(m, p.opp), p.opts.Timeout)
 	} else {
-		x = p.call(ctx, method, p.invitationMsg(matchID, p.opp), p.opts.Timeout)
+		x = p.call(ctx, method, p.invitationMsg(m, p.opp), p.opts.Timeout)
 	}
-	p.keep(reply{what: "GAME_INVITATION (" + method + ")", conv: conversation(matchID), want: protocol.TypeGameJoinAck, x: x})
+	p.keep(reply{what: "GAME_INVITATION (" + method + ")", conv: conversation(m.id), want: protocol.TypeGameJoinAck, x: x})
 	me := ""
 	if p.fromPing {
 		me = p.me
 	}
-	problem, ack := joinProblem(x, matchID, me, p.opp)
+	problem, ack := joinProblem(x, m.id, me, p.opp)
+	var g *grade
 	if problem == "" && x.detour != "" {
 		problem = method + " is not a method of this player: a peer that calls it so, as the spec does, gets -32601"
+		g = &gradeInviteDetour
 	}
 	detail := ""
 	if ack != nil {
@@ -198,9 +208,9 @@ func (p *playerRun) invitation(ctx context.Context, name, rule, method, matchID 
 			p.me, p.fromPing = ack.PlayerID, true // the player's own name for itself, for the parity call
 			p.setOpponents()
 		}
-		detail = fmt.Sprintf("accepted %s as %s in %s", matchID, orDash(ack.PlayerID), round(x.took))
+		detail = fmt.Sprintf("accepted %s as %s in %s", m.id, orDash(ack.PlayerID), round(x.took))
 	}
-	p.result(name, rule, x, problem, detail)
+	p.resultGraded(name, rule, x, problem, detail, g)
 }
 
 func orDash(s string) string {
@@ -237,9 +247,9 @@ func parityProblem(x *exchange, matchID, me string, timeout time.Duration) (prob
 }
 
 func (p *playerRun) parity(ctx context.Context) {
-	x := p.call(ctx, protocol.MethodChooseParity, p.parityMsg(matchTool, p.opp), p.opts.Timeout)
-	p.keep(reply{what: "CHOOSE_PARITY_CALL (choose_parity)", conv: conversation(matchTool), want: protocol.TypeChooseParityResponse, x: x})
-	problem, resp := parityProblem(x, matchTool, p.me, p.opts.Timeout)
+	x := p.call(ctx, protocol.MethodChooseParity, p.parityMsg(p.tool, p.opp), p.opts.Timeout)
+	p.keep(reply{what: "CHOOSE_PARITY_CALL (choose_parity)", conv: conversation(p.tool.id), want: protocol.TypeChooseParityResponse, x: x})
+	problem, resp := parityProblem(x, p.tool.id, p.me, p.opts.Timeout)
 	detail := ""
 	if problem == "" {
 		p.choice = resp.ParityChoice
@@ -252,19 +262,19 @@ func (p *playerRun) parity(ctx context.Context) {
 // choices at once; each answer must be its own match's. The choices
 // themselves are the parity check's business.
 func (p *playerRun) twoMatches(ctx context.Context) {
-	ids := [2]string{matchTwo1, matchTwo2}
+	ids := [2]string{p.two[0].id, p.two[1].id}
 	opps := [2]string{p.opp, p.opp2}
 	var joins, choices [2]*exchange
 	var wg sync.WaitGroup
 	for i := range ids {
 		wg.Go(func() {
-			joins[i] = p.call(ctx, protocol.MethodHandleGameInvitation, p.invitationMsg(ids[i], opps[i]), p.opts.Timeout)
+			joins[i] = p.call(ctx, protocol.MethodHandleGameInvitation, p.invitationMsg(p.two[i], opps[i]), p.opts.Timeout)
 		})
 	}
 	wg.Wait()
 	for i := range ids {
 		wg.Go(func() {
-			choices[i] = p.call(ctx, protocol.MethodChooseParity, p.parityMsg(ids[i], opps[i]), p.opts.Timeout)
+			choices[i] = p.call(ctx, protocol.MethodChooseParity, p.parityMsg(p.two[i], opps[i]), p.opts.Timeout)
 		})
 	}
 	wg.Wait()
@@ -327,8 +337,8 @@ func (p *playerRun) gameOver(ctx context.Context) {
 			Reason: fmt.Sprintf("%s chose %s, number was %d (%s)", p.me, p.choice, n, p.choice)}
 	}
 	p.broadcast(ctx, "GAME_OVER", ruleGameOver, protocol.MethodNotifyMatchResult, &protocol.GameOver{
-		Envelope: envelope(protocol.TypeGameOver, refereeSender, conversation(matchTool)),
-		RoundID:  1, MatchID: matchTool, GameType: protocol.GameEvenOdd, GameResult: gr,
+		Envelope: envelope(protocol.TypeGameOver, p.refereeSender(), conversation(p.tool.id)),
+		RoundID:  p.tool.round, MatchID: p.tool.id, GameType: protocol.GameEvenOdd, GameResult: gr,
 	})
 }
 
@@ -472,7 +482,7 @@ func replyProblems(r reply) (problems []string, sender string) {
 
 // oldProtocol sends an invitation of league.v1.
 func (p *playerRun) oldProtocol(ctx context.Context) {
-	inv := p.invitationMsg(matchOldV1, p.opp)
+	inv := p.invitationMsg(p.oldV1, p.opp)
 	inv.Protocol = "league.v1"
 	x := p.call(ctx, protocol.MethodHandleGameInvitation, inv, p.opts.Timeout)
 	problem := ""

@@ -306,7 +306,9 @@ func TestMixedUpMatchesFail(t *testing.T) {
 			}
 			return res
 		}))
-		r := checkPlayer(t, n, ep)
+		// The run's matches pinned to the rounds 1 to 3: the answer names
+		// one of them.
+		r := checkPlayerWith(t, n, ep, check.WithFirstRound(check.Options{}, 1))
 		_, failed := names(r)
 		is.Equal(failed, []string{"parity choice", "two matches at once"}) // R1M1's choice came for R2M1 too
 		c, _ := r.Find("two matches at once")
@@ -390,12 +392,17 @@ func TestUnreachable(t *testing.T) {
 			is.Equal(ping.Sent, `{"jsonrpc":"2.0","method":"ping","id":1}`)
 			is.True(strings.HasPrefix(ping.Detail, "ping not answered with a result: "))
 			is.Equal(ping.Got, "(no answer: "+strings.TrimPrefix(ping.Detail, "ping not answered with a result: ")+")")
+			is.True(ping.BreaksLeague) // nothing answers: it plays nothing
 			for _, c := range r.Checks {
 				if c.Name != "ping" && c.Name != "GET /health" {
 					is.Equal(c.Detail, "not run: the agent cannot be reached")
-					is.True(c.Rule != "") // each still names its rule
+					is.True(c.Rule != "")    // each still names its rule
+					is.True(!c.BreaksLeague) // not run: not graded
 				}
 			}
+			health, _ := r.Find("GET /health")
+			is.True(!health.BreaksLeague) // no league asks for it
+			is.Equal(r.Breaking(), 1)
 		}
 		is.True(time.Since(start) < check.ReachTimeout) // at once
 	})

@@ -14,22 +14,21 @@ import (
 	"github.com/leaguectl/leaguectl/transport"
 )
 
-// The referee check's players, their choices and matches.
+// The referee check's players and their choices.
 const (
 	playerA, playerB = "P01", "P02"
 	choiceA, choiceB = protocol.Even, protocol.Odd
-	matchPlayed      = "R1M1" // played to the end
-	matchSilent      = "R1M2" // P02 never answers its invitation
 	// checkSeed is the league seed whose match_seed the checker sends.
 	checkSeed = 20250115
 )
 
 // Referee checks a referee agent at opts.Target: the checker serves a
-// league manager and two players of its own, has the referee register with
-// its manager (through the manual_register tool, or, for a referee without
-// it, by asking the user on opts.Notice to start the referee with --manager
-// and waiting opts.Wait), and hands it two matches: one played to the end,
-// and one whose player B never answers.
+// league manager (league_manager:LM01, or opts.ManagerID) and two players
+// of its own, has the referee register with its manager (through the
+// manual_register tool, or, for a referee without it, by asking the user
+// on opts.Notice to start the referee with --manager and waiting
+// opts.Wait), and hands it two matches of a round no earlier run has
+// used: one played to the end, and one whose player B never answers.
 //
 // The error is ErrUnreachable, wrapped, when the referee answers neither
 // ping nor GET /health (the report says so, every later check not run), or
@@ -78,6 +77,9 @@ type refereeRun struct {
 	reports *inbox[received[*protocol.MatchResultReport]]
 	a, b    *fakePlayer
 	token   string // the token the checker's manager issues to the referee
+	// played is played to the end; in silent, P02 never answers its
+	// invitation. Both are of the run's first round.
+	played, silent string
 
 	mu       sync.Mutex
 	refID    string                   // the id it assigned
@@ -93,9 +95,10 @@ func newToken(role, id string) string {
 
 func newRefereeRun(c *checker) (*refereeRun, error) {
 	r := &refereeRun{checker: c,
-		regs:     newInbox[received[*protocol.RefereeRegisterRequest]](),
-		reports:  newInbox[received[*protocol.MatchResultReport]](),
-		token:    newToken("referee", "checked"),
+		regs:    newInbox[received[*protocol.RefereeRegisterRequest]](),
+		reports: newInbox[received[*protocol.MatchResultReport]](),
+		token:   newToken("referee", "checked"),
+		played:  c.matchID(0, 1), silent: c.matchID(0, 2),
 		arrivals: map[string]chan struct{}{}, arrived: map[string]int{},
 	}
 	mux := transport.NewMux(c.opts.Logger)
@@ -125,14 +128,14 @@ func (r *refereeRun) onRegister(_ context.Context, req *transport.Request) (any,
 	}
 	id := r.refID
 	r.mu.Unlock()
-	e := envelope(protocol.TypeRefereeRegisterResponse, managerSender, reg.ConversationID)
+	e := envelope(protocol.TypeRefereeRegisterResponse, r.managerSender(), reg.ConversationID)
 	e.AuthToken = r.token
 	return &protocol.RefereeRegisterResponse{Envelope: e, Status: protocol.StatusAccepted, RefereeID: id}, nil
 }
 
 func (r *refereeRun) onReport(_ context.Context, req *transport.Request) (any, error) {
 	rep := keep(r.reports, req)
-	e := envelope(protocol.TypeMatchResultReportAck, managerSender, rep.ConversationID)
+	e := envelope(protocol.TypeMatchResultReportAck, r.managerSender(), rep.ConversationID)
 	e.AuthToken = r.token
 	return &protocol.MatchResultReportAck{Envelope: e, MatchID: rep.MatchID, Status: protocol.StatusAccepted}, nil
 }
@@ -150,7 +153,7 @@ func (r *refereeRun) fakePlayer(id, choice string) (*fakePlayer, error) {
 		inv := req.Msg.(*protocol.GameInvitation)
 		together := r.rendezvous(ctx, inv.MatchID)
 		p.invites.put(invited{received[*protocol.GameInvitation]{inv, append([]byte(nil), req.Params...)}, together})
-		if id == playerB && inv.MatchID == matchSilent {
+		if id == playerB && inv.MatchID == r.silent {
 			select {
 			case <-ctx.Done():
 			case <-r.stop:
@@ -259,11 +262,11 @@ func matchSeed(matchID string) uint64 { return rng.Derive(checkSeed, "match", ma
 // startMatch is START_MATCH as our manager sends it: both spellings of the
 // players and their endpoints, the match seed, and the referee's token.
 func (r *refereeRun) startMatch(matchID string) *protocol.StartMatch {
-	e := envelope(protocol.TypeStartMatch, managerSender, conversation(matchID))
+	e := envelope(protocol.TypeStartMatch, r.managerSender(), conversation(matchID))
 	e.AuthToken = r.token
 	seed := matchSeed(matchID)
 	return &protocol.StartMatch{
-		Envelope: e, MatchID: matchID, RoundID: 1, GameType: protocol.GameEvenOdd,
+		Envelope: e, MatchID: matchID, RoundID: r.round, GameType: protocol.GameEvenOdd,
 		PlayerAID: playerA, PlayerBID: playerB, PlayerAEndpoint: r.a.f.ep, PlayerBEndpoint: r.b.f.ep,
 		AltPlayerAID: playerA, AltPlayerBID: playerB, AltPlayerAEndpoint: r.a.f.ep, AltPlayerBEndpoint: r.b.f.ep,
 		LeagueManagerEndpoint: r.mgr.ep, MatchSeed: &seed,
@@ -302,26 +305,26 @@ func startProblem(x *exchange) string {
 
 // playMatch hands the referee a match both players play.
 func (r *refereeRun) playMatch(ctx context.Context) {
-	mctx, startX, cancel := r.started(ctx, matchPlayed)
+	mctx, startX, cancel := r.started(ctx, r.played)
 	defer cancel()
-	invA, okA := r.a.invites.find(mctx, func(v invited) bool { return v.msg.MatchID == matchPlayed })
-	invB, okB := r.b.invites.find(mctx, func(v invited) bool { return v.msg.MatchID == matchPlayed })
+	invA, okA := r.a.invites.find(mctx, func(v invited) bool { return v.msg.MatchID == r.played })
+	invB, okB := r.b.invites.find(mctx, func(v invited) bool { return v.msg.MatchID == r.played })
 	var callA, callB received[*protocol.ChooseParityCall]
 	var okCallA, okCallB bool
 	if okA && okB {
-		callA, okCallA = r.a.calls.find(mctx, func(v received[*protocol.ChooseParityCall]) bool { return v.msg.MatchID == matchPlayed })
-		callB, okCallB = r.b.calls.find(mctx, func(v received[*protocol.ChooseParityCall]) bool { return v.msg.MatchID == matchPlayed })
+		callA, okCallA = r.a.calls.find(mctx, func(v received[*protocol.ChooseParityCall]) bool { return v.msg.MatchID == r.played })
+		callB, okCallB = r.b.calls.find(mctx, func(v received[*protocol.ChooseParityCall]) bool { return v.msg.MatchID == r.played })
 	}
-	rep, okRep := r.reports.find(mctx, func(v received[*protocol.MatchResultReport]) bool { return v.msg.MatchID == matchPlayed })
+	rep, okRep := r.reports.find(mctx, func(v received[*protocol.MatchResultReport]) bool { return v.msg.MatchID == r.played })
 	// GAME_OVER may come after the report: it gets one answer timeout more.
 	octx, ocancel := context.WithTimeout(ctx, r.opts.Timeout)
-	overA, okOverA := r.a.overs.find(octx, func(v received[*protocol.GameOver]) bool { return v.msg.MatchID == matchPlayed })
-	overB, okOverB := r.b.overs.find(octx, func(v received[*protocol.GameOver]) bool { return v.msg.MatchID == matchPlayed })
+	overA, okOverA := r.a.overs.find(octx, func(v received[*protocol.GameOver]) bool { return v.msg.MatchID == r.played })
+	overB, okOverB := r.b.overs.find(octx, func(v received[*protocol.GameOver]) bool { return v.msg.MatchID == r.played })
 	ocancel()
 	sx := startX()
 
 	// START_MATCH.
-	r.result("START_MATCH accepted", ruleStartMatch, sx, startProblem(sx), "START_MATCH "+matchPlayed+" accepted")
+	r.result("START_MATCH accepted", ruleStartMatch, sx, startProblem(sx), "START_MATCH "+r.played+" accepted")
 
 	// Invitations.
 	problem := ""
@@ -329,7 +332,7 @@ func (r *refereeRun) playMatch(ctx context.Context) {
 	case !okA || !okB:
 		missing := missingOf(okA)
 		got, why := r.playerOf(missing).f.why()
-		problem = fmt.Sprintf("no GAME_INVITATION for %s reached %s%s", matchPlayed, missing, why)
+		problem = fmt.Sprintf("no GAME_INVITATION for %s reached %s%s", r.played, missing, why)
 		r.add(Check{Name: "invitations", Rule: ruleInvitations, Sent: abbrev(sx.sent), Got: got, Detail: problem})
 	default:
 		problem = firstOf(invitationProblem(invA.msg, protocol.PlayerA, playerB), invitationProblem(invB.msg, protocol.PlayerB, playerA))
@@ -340,7 +343,7 @@ func (r *refereeRun) playMatch(ctx context.Context) {
 			how = "one after the other (the spec allows it; inviting both at once halves the join time a match takes)"
 		}
 		r.add(Check{Name: "invitations", Rule: ruleInvitations, Passed: problem == "", Sent: abbrev(sx.sent),
-			Got: abbrev(invA.raw), Detail: firstOf(problem, "both players invited to "+matchPlayed+" "+how+", with their roles and opponents")})
+			Got: abbrev(invA.raw), Detail: firstOf(problem, "both players invited to "+r.played+" "+how+", with their roles and opponents")})
 	}
 
 	// Parity calls.
@@ -351,7 +354,7 @@ func (r *refereeRun) playMatch(ctx context.Context) {
 		missing := missingOf(okCallA)
 		got, why := r.playerOf(missing).f.why()
 		r.add(Check{Name: "parity calls", Rule: ruleParityCalls, Got: got,
-			Detail: fmt.Sprintf("no CHOOSE_PARITY_CALL for %s reached %s after both accepted%s", matchPlayed, missing, why)})
+			Detail: fmt.Sprintf("no CHOOSE_PARITY_CALL for %s reached %s after both accepted%s", r.played, missing, why)})
 	default:
 		problem := firstOf(callProblem(callA.msg, playerA), callProblem(callB.msg, playerB))
 		r.add(Check{Name: "parity calls", Rule: ruleParityCalls, Passed: problem == "", Got: abbrev(callA.raw),
@@ -363,7 +366,7 @@ func (r *refereeRun) playMatch(ctx context.Context) {
 	if !okRep {
 		got, why := r.mgr.why()
 		r.add(Check{Name: "result report", Rule: ruleReport, Got: got,
-			Detail: fmt.Sprintf("no MATCH_RESULT_REPORT for %s within %s%s", matchPlayed, r.opts.MatchTimeout, why)})
+			Detail: fmt.Sprintf("no MATCH_RESULT_REPORT for %s within %s%s", r.played, r.opts.MatchTimeout, why)})
 	} else {
 		var over *protocol.GameOver
 		if okOverA {
@@ -371,7 +374,11 @@ func (r *refereeRun) playMatch(ctx context.Context) {
 		}
 		var problem, detail string
 		problem, detail, drawn = r.reportProblem(rep.msg, over)
-		r.add(Check{Name: "result report", Rule: ruleReport, Passed: problem == "", Got: abbrev(rep.raw), Detail: firstOf(problem, detail)})
+		var g *grade
+		if problem == problemNoNumber {
+			g = &gradeNoNumber
+		}
+		r.add(Check{Name: "result report", Rule: ruleReport, Passed: problem == "", Got: abbrev(rep.raw), Detail: firstOf(problem, detail), grade: g})
 	}
 
 	// GAME_OVER.
@@ -380,7 +387,7 @@ func (r *refereeRun) playMatch(ctx context.Context) {
 		missing := missingOf(okOverA)
 		got, why := r.playerOf(missing).f.why()
 		r.add(Check{Name: "GAME_OVER to both players", Rule: ruleGameOverBoth, Got: got,
-			Detail: fmt.Sprintf("no GAME_OVER for %s reached %s%s", matchPlayed, missing, why)})
+			Detail: fmt.Sprintf("no GAME_OVER for %s reached %s%s", r.played, missing, why)})
 	default:
 		problem := firstOf(gameOverProblem(overA.msg, drawn), gameOverProblem(overB.msg, drawn))
 		r.add(Check{Name: "GAME_OVER to both players", Rule: ruleGameOverBoth, Passed: problem == "", Got: abbrev(overA.raw),
@@ -456,7 +463,7 @@ func (r *refereeRun) reportProblem(rep *protocol.MatchResultReport, over *protoc
 		return fmt.Sprintf("the report's sender is %q, not referee:%s", protocol.Clip(rep.Sender), refID), "", drawn
 	}
 	if drawn == nil {
-		return "neither the report nor GAME_OVER states the drawn number", "", nil
+		return problemNoNumber, "", nil
 	}
 	n := *drawn
 	winner, loser := playerA, playerB
@@ -489,12 +496,16 @@ func (r *refereeRun) reportProblem(rep *protocol.MatchResultReport, over *protoc
 		return fmt.Sprintf("the score gives the winner %s %g points and the loser %g", winner, *w, *l), "", drawn
 	}
 	seeded := "not the number match_seed gives: the referee draws its own"
-	if n == rng.IntN(matchSeed(matchPlayed), 10, "drawn_number")+1 {
+	if n == rng.IntN(matchSeed(r.played), 10, "drawn_number")+1 {
 		seeded = "the number match_seed gives"
 	}
 	return "", fmt.Sprintf("%s chose %s, %s chose %s, number %d (%s, %s): %s wins, as reported", playerA, choiceA,
 		playerB, choiceB, n, parityOf(n), seeded, winner), drawn
 }
+
+// problemNoNumber is the report check's problem when the winner cannot be
+// verified: the match's number is said nowhere.
+const problemNoNumber = "neither the report nor GAME_OVER states the drawn number"
 
 // points reads a score value that is a number.
 func points(v any) *float64 {
@@ -536,14 +547,14 @@ func gameOverProblem(g *protocol.GameOver, drawn *int) string {
 // silentMatch hands the referee a match whose player B never answers its
 // invitation: B must get a technical loss and A the win.
 func (r *refereeRun) silentMatch(ctx context.Context) {
-	mctx, startX, cancel := r.started(ctx, matchSilent)
+	mctx, startX, cancel := r.started(ctx, r.silent)
 	defer cancel()
-	rep, ok := r.reports.find(mctx, func(v received[*protocol.MatchResultReport]) bool { return v.msg.MatchID == matchSilent })
+	rep, ok := r.reports.find(mctx, func(v received[*protocol.MatchResultReport]) bool { return v.msg.MatchID == r.silent })
 	cancel()
 	sx := startX()
 	if !ok {
 		got, why := r.mgr.why()
-		detail := fmt.Sprintf("no MATCH_RESULT_REPORT for %s within %s of START_MATCH%s", matchSilent, r.opts.MatchTimeout, why)
+		detail := fmt.Sprintf("no MATCH_RESULT_REPORT for %s within %s of START_MATCH%s", r.silent, r.opts.MatchTimeout, why)
 		if p := startProblem(sx); p != "" {
 			detail, got = p, sx.gotText()
 		}
@@ -558,6 +569,7 @@ func (r *refereeRun) silentMatch(ctx context.Context) {
 			blamed = blamed || tl.PlayerID == playerB
 		}
 	}
+	var g *grade
 	switch {
 	case res.Winner == nil || *res.Winner != playerA:
 		got := "none"
@@ -567,13 +579,14 @@ func (r *refereeRun) silentMatch(ctx context.Context) {
 		problem = fmt.Sprintf("%s never answered: the winner is %s, the report says %s", playerB, playerA, got)
 	case !blamed:
 		problem = fmt.Sprintf("the report does not give %s a technical loss (player_b_status %q)", playerB, res.PlayerBStatus)
+		g = &gradeRightWinner
 	}
 	detail := fmt.Sprintf("%s never answered the invitation: technical loss, %s wins", playerB, playerA)
 	if ge, ok := r.b.errs.find(doneCtx(), func(received[*protocol.GameError]) bool { return true }); ok {
 		detail += fmt.Sprintf("; GAME_ERROR %s to %s", ge.msg.ErrorCode, playerB)
 	}
 	r.add(Check{Name: "technical loss for a timeout", Rule: ruleTechnicalLoss, Passed: problem == "", Sent: abbrev(sx.sent),
-		Got: abbrev(rep.raw), Detail: firstOf(problem, detail)})
+		Got: abbrev(rep.raw), Detail: firstOf(problem, detail), grade: g})
 }
 
 // doneCtx is a context that has ended: find with it looks without waiting.

@@ -54,43 +54,133 @@ const (
 	ruleCompleted       = "message-structures.md §4.8.2: LEAGUE_COMPLETED reaches every player and referee"
 )
 
+// grade is what failing a check costs. breaks: an agent that fails it
+// would lose matches, be refused, or stop or falsify a league, ours or one
+// of the known implementations' (../shared/interop's dialect-a and
+// dialect-b). Otherwise the failure only departs from the documents: our
+// league and the known implementations would still play with the agent.
+// why says which, in one line, for the reader of the code and of
+// docs/check.md.
+type grade struct {
+	breaks bool
+	why    string
+}
+
+func breaks(why string) grade  { return grade{breaks: true, why: why} }
+func departs(why string) grade { return grade{why: why} }
+
+// The grades of every role's first three checks.
+var (
+	gradePing   = breaks("an agent that answers nothing plays nothing: every other call to it fails too")
+	gradeHealth = departs("no agent of a league asks for /health: only operators and scripts wait on it")
+	gradeRPC    = departs("our client reads answers leniently; a defect that changes what an answer says fails the check of that answer too")
+)
+
+// The grades of the checks of Player.
+var (
+	gradeInviteTool = breaks("a player that cannot be invited gets a technical loss in every match")
+	gradeInviteType = breaks("dialect-a's referee invites by message type only: a player that refuses it loses every match there")
+	gradeParity     = breaks("a choice that is not even or odd, late, or made as another player is a technical loss (E010, E001, E013)")
+	gradeConcurrent = breaks("a referee takes an answer that names the other match for a wrong one (E013): a technical loss")
+	gradeGameOver   = departs("the result is decided before GAME_OVER is sent; a referee logs a GAME_OVER that is not acknowledged and goes on")
+	gradeBroadcast  = departs("a manager logs a broadcast that is not acknowledged and goes on: the player is still invited to its matches")
+	gradeConvID     = breaks("our referee gives a technical loss for an answer in another conversation (E013)")
+	gradeEnvelope   = departs("a referee reads a reply's match_id, conversation_id, player_id and choice, not its envelope: ours does")
+	gradeProtocol   = departs("no league sends league.v1 messages")
+	gradeParse      = departs("no league sends a body that is not JSON")
+)
+
+// The grades of the checks of Referee.
+var (
+	gradeRegister      = breaks("a referee that does not register, or not for even_odd, is given no match")
+	gradeStartMatch    = breaks("a match the referee refuses is not played: the manager waits for its result")
+	gradeInvitations   = breaks("a player not invited, or invited to another match or as another, loses a match it did not play")
+	gradeParityCalls   = breaks("a player not asked, or asked as another, gives no choice and loses")
+	gradeReport        = breaks("the standings count what the report says, and a report without the referee's token is refused")
+	gradeGameOverBoth  = departs("the manager counts the report; a player only records GAME_OVER in its history (ours does)")
+	gradeTechnicalLoss = breaks("a match with a silent player must still be reported, its opponent the winner, or the league waits for it or counts it wrong")
+)
+
+// The grades of the checks of Manager.
+var (
+	gradeRegReferee      = breaks("a referee the manager does not register is given no match")
+	gradeRegPlayer       = breaks("a player the manager does not register plays no match")
+	gradeTokens          = breaks("with another agent's token an agent can report and answer as it: results that were not played count")
+	gradeDuplicate       = breaks("an id registered twice is two agents answering as one: the standings mix them")
+	gradeMissingMeta     = departs("only a broken player registers without player_meta; a league of conforming agents never sees it")
+	gradeQueryRefusals   = departs("a query only reads: the standings it would show are broadcast to every player anyway")
+	gradeQuery           = departs("no agent needs a query to play: players are told the standings")
+	gradeForgedReport    = breaks("a manager that counts a report without the referee's token counts results nobody played")
+	gradeStartLeague     = breaks("the league does not start")
+	gradeMgrStartMatch   = breaks("a referee not given the match, or given the wrong players, plays nothing or the wrong match")
+	gradeReportAck       = breaks("a referee that is not answered ACCEPTED sends its report again (ours until it is)")
+	gradeStandingsAfter  = breaks("the standings are the league's outcome")
+	gradeDuplicateReport = breaks("a report sent again, as a referee does when an answer is lost, would count twice")
+	gradeBroadcasts      = departs("players are invited by the referees whatever they heard of the round: ours play without it")
+	gradeCompleted       = departs("every match is played and counted before it; without it the agents only go on waiting")
+)
+
+// The grades of milder forms of failures whose check breaks a league.
+var (
+	// ping answered, but not with a result.
+	gradePingRefused = departs("our manager takes any answer to its ping, an error too, as alive; no match needs ping")
+	// The invitation answered only through tools/call.
+	gradeInviteDetour = departs("our referee asks a player again the way it answered (tools/call): it plays its matches")
+	// A report whose number is said nowhere.
+	gradeNoNumber = departs("the winner cannot be verified, but the manager counts the winner the report names")
+	// The silent player's loss reported, but not as a technical loss.
+	gradeRightWinner = departs("the winner is right, and so are the standings; only the reason of the loss is not said")
+	// A requested id not kept.
+	gradeOtherID = departs("the agent plays under the id it is given; keeping a free requested id is DESIGN §5's, not the spec's")
+	// A refusal with another code than the one the check names.
+	gradeOtherCode = departs("refused all the same: a peer reads the refusal, whatever its code")
+)
+
 // playerPlan is every check of Player, in the order reported.
 func playerPlan() []planned {
 	return []planned{
-		{"ping", rulePing}, {"GET /health", ruleHealth}, {nameRPC, ruleRPC},
-		{"ROUND_ANNOUNCEMENT", ruleRound}, {"invitation by tool name", ruleInviteTool},
-		{"invitation by message type", ruleInviteType}, {"parity choice", ruleParity},
-		{"two matches at once", ruleConcurrent}, {"GAME_OVER", ruleGameOver},
-		{"LEAGUE_STANDINGS_UPDATE", ruleStandings}, {"ROUND_COMPLETED", ruleRoundDone},
-		{"LEAGUE_COMPLETED", ruleLeagueDone}, {"conversation_id echoed", ruleConvID},
-		{"reply envelope", ruleEnvelope}, {"league.v1 refused (E011)", ruleProtocol},
-		{"malformed JSON refused (-32700)", ruleParse},
+		{"ping", rulePing, gradePing}, {"GET /health", ruleHealth, gradeHealth}, {nameRPC, ruleRPC, gradeRPC},
+		{"ROUND_ANNOUNCEMENT", ruleRound, gradeBroadcast}, {"invitation by tool name", ruleInviteTool, gradeInviteTool},
+		{"invitation by message type", ruleInviteType, gradeInviteType}, {"parity choice", ruleParity, gradeParity},
+		{"two matches at once", ruleConcurrent, gradeConcurrent}, {"GAME_OVER", ruleGameOver, gradeGameOver},
+		{"LEAGUE_STANDINGS_UPDATE", ruleStandings, gradeBroadcast}, {"ROUND_COMPLETED", ruleRoundDone, gradeBroadcast},
+		{"LEAGUE_COMPLETED", ruleLeagueDone, gradeBroadcast}, {"conversation_id echoed", ruleConvID, gradeConvID},
+		{"reply envelope", ruleEnvelope, gradeEnvelope}, {"league.v1 refused (E011)", ruleProtocol, gradeProtocol},
+		{"malformed JSON refused (-32700)", ruleParse, gradeParse},
 	}
 }
 
 // refereePlan is every check of Referee, in the order reported.
 func refereePlan() []planned {
 	return []planned{
-		{"ping", rulePing}, {"GET /health", ruleHealth}, {nameRPC, ruleRPC},
-		{"registration", ruleRegister}, {"START_MATCH accepted", ruleStartMatch},
-		{"invitations", ruleInvitations}, {"parity calls", ruleParityCalls},
-		{"result report", ruleReport}, {"GAME_OVER to both players", ruleGameOverBoth},
-		{"technical loss for a timeout", ruleTechnicalLoss},
+		{"ping", rulePing, gradePing}, {"GET /health", ruleHealth, gradeHealth}, {nameRPC, ruleRPC, gradeRPC},
+		{"registration", ruleRegister, gradeRegister}, {"START_MATCH accepted", ruleStartMatch, gradeStartMatch},
+		{"invitations", ruleInvitations, gradeInvitations}, {"parity calls", ruleParityCalls, gradeParityCalls},
+		{"result report", ruleReport, gradeReport}, {"GAME_OVER to both players", ruleGameOverBoth, gradeGameOverBoth},
+		{"technical loss for a timeout", ruleTechnicalLoss, gradeTechnicalLoss},
 	}
 }
 
 // managerPlan is every check of Manager, in the order reported.
 func managerPlan() []planned {
 	return []planned{
-		{"ping", rulePing}, {"GET /health", ruleHealth}, {nameRPC, ruleRPC},
-		{"referee registration", ruleRegReferee}, {"player registration (requested id)", ruleRegPlayerID},
-		{"player registration (assigned id)", ruleRegPlayerNoID}, {"distinct tokens", ruleTokens},
-		{"duplicate registration (E017)", ruleDuplicate}, {"registration without player_meta (E002)", ruleMissingMeta},
-		{"query without token (E003)", ruleNoToken}, {"query with a wrong token (E012)", ruleWrongToken},
-		{"query from an unknown sender (E004)", ruleUnknownSender}, {"query with the token", ruleQuery},
-		{"report with a wrong token refused", ruleReportWrongTok}, {"start_league", ruleStartLeague},
-		{"START_MATCH to the referee", ruleMgrStartMatch}, {"report acknowledged", ruleReportAck},
-		{"standings after the result", ruleStandingsAfter}, {"duplicate report not counted twice", ruleDuplicateReport},
-		{"round broadcasts to players", ruleBroadcasts}, {"LEAGUE_COMPLETED to everyone", ruleCompleted},
+		{"ping", rulePing, gradePing}, {"GET /health", ruleHealth, gradeHealth}, {nameRPC, ruleRPC, gradeRPC},
+		{"referee registration", ruleRegReferee, gradeRegReferee},
+		{"player registration (requested id)", ruleRegPlayerID, gradeRegPlayer},
+		{"player registration (assigned id)", ruleRegPlayerNoID, gradeRegPlayer}, {"distinct tokens", ruleTokens, gradeTokens},
+		{"duplicate registration (E017)", ruleDuplicate, gradeDuplicate},
+		{"registration without player_meta (E002)", ruleMissingMeta, gradeMissingMeta},
+		{"query without token (E003)", ruleNoToken, gradeQueryRefusals},
+		{"query with a wrong token (E012)", ruleWrongToken, gradeQueryRefusals},
+		{"query from an unknown sender (E004)", ruleUnknownSender, gradeQueryRefusals},
+		{"query with the token", ruleQuery, gradeQuery},
+		{"report with a wrong token refused", ruleReportWrongTok, gradeForgedReport},
+		{"start_league", ruleStartLeague, gradeStartLeague},
+		{"START_MATCH to the referee", ruleMgrStartMatch, gradeMgrStartMatch},
+		{"report acknowledged", ruleReportAck, gradeReportAck},
+		{"standings after the result", ruleStandingsAfter, gradeStandingsAfter},
+		{"duplicate report not counted twice", ruleDuplicateReport, gradeDuplicateReport},
+		{"round broadcasts to players", ruleBroadcasts, gradeBroadcasts},
+		{"LEAGUE_COMPLETED to everyone", ruleCompleted, gradeCompleted},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/leaguectl/leaguectl/check"
+	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
 )
 
@@ -29,6 +31,8 @@ type checkOptions struct {
 	wait         time.Duration
 	adminToken   string
 	refereeToken string
+	as           []string
+	asGiven      bool // --as was given, if empty
 	output       string
 }
 
@@ -51,17 +55,27 @@ spec it breaks.
            refusals, then start_league and a one-match league. Use a fresh
            manager: this plays a league on it.
 
+The checker's referee is referee:REF01 and its manager league_manager:LM01, as
+in a real league, in matches no earlier run has used; --as gives them other ids
+(ROLE=ID, ROLE referee or league_manager, comma-separated or repeated; a bare
+ID is the role the check plays: the manager in a referee check, the referee in
+a manager check).
+
 The checker listens on 127.0.0.1 for the referee and manager checks: run it on
 the agent's host. Every check is always listed: one that could not be made,
-or had nothing to look at, fails as "not run". Exit 0 when every check passes,
-1 when one fails, 2 when the agent answers neither ping nor GET /health within
-3 s (--output json still prints the report).`,
+or had nothing to look at, fails as "not run". A failure either would break a
+league (the agent would lose matches, be refused, or stop or falsify a league)
+or only departs from the documents; each FAIL line says which. Exit 0 when
+every check passes, 1 when one fails, 2 when the agent answers neither ping
+nor GET /health within 3 s (--output json still prints the report).`,
 		Example: `  leaguectl check player http://127.0.0.1:8101/mcp
-  leaguectl check referee http://127.0.0.1:8001/mcp --timeout-match 90s
+  leaguectl check player http://127.0.0.1:8101/mcp --as referee=REF07,league_manager=LM02
+  leaguectl check referee http://127.0.0.1:8001/mcp --timeout-match 90s --as LM02
   leaguectl check manager http://127.0.0.1:8000/mcp --admin-token s3cret --output json`,
 		Args:      cobra.ExactArgs(2),
 		ValidArgs: []string{"player", "referee", "manager"},
 		RunE: func(c *cobra.Command, args []string) error {
+			o.asGiven = c.Flags().Changed("as")
 			return runtimeErr(runCheck(c.Context(), o, args[0], args[1]))
 		},
 	}
@@ -71,8 +85,67 @@ or had nothing to look at, fails as "not run". Exit 0 when every check passes,
 	f.DurationVar(&o.wait, "wait", check.DefaultWait, "referee without manual_register: time to start it with --manager and let it register")
 	f.StringVar(&o.adminToken, "admin-token", "", "manager: the admin token for start_league (or "+adminTokenEnv+")")
 	f.StringVar(&o.refereeToken, "referee-token", "", "manager: the referee token its referee registration must carry, if it wants one (or "+refereeTokenEnv+")")
+	f.StringSliceVar(&o.as, "as", nil, "the checker's ids: referee=ID and league_manager=ID (default REF01, LM01), or a bare ID for the role the check plays")
 	f.StringVar(&o.output, "output", "table", "table or json")
 	return c
+}
+
+// checkerIDs are the ids --as gives the checker's own agents ("": the
+// check's default).
+type checkerIDs struct{ referee, manager string }
+
+// asRoles are the roles --as names, by the names it takes for them.
+var asRoles = map[string]protocol.Role{
+	"referee":        protocol.RoleReferee,
+	"league_manager": protocol.RoleLeagueManager,
+	"manager":        protocol.RoleLeagueManager,
+}
+
+// parseAs reads --as for a check of role: ROLE=ID pairs, ROLE referee or
+// league_manager (manager too), or a bare ID for the one role the check
+// plays with an id of its own. Each role at most once, each id valid.
+func parseAs(role string, values []string) (checkerIDs, error) {
+	var ids checkerIDs
+	// The roles whose ids the check of role uses: a player check plays
+	// both, a referee check the manager, a manager check the referee.
+	plays := map[string][]protocol.Role{
+		"player":  {protocol.RoleReferee, protocol.RoleLeagueManager},
+		"referee": {protocol.RoleLeagueManager},
+		"manager": {protocol.RoleReferee},
+	}[role]
+	for _, v := range values {
+		if v == "" {
+			return ids, errors.New("--as: an empty value: want referee=ID, league_manager=ID, or a bare ID")
+		}
+		name, id, pair := strings.Cut(v, "=")
+		var r protocol.Role
+		switch {
+		case pair:
+			var ok bool
+			if r, ok = asRoles[name]; !ok {
+				return ids, fmt.Errorf("--as %q: the role must be referee or league_manager, got %q", v, name)
+			}
+		case len(plays) == 1:
+			r, id = plays[0], v
+		default:
+			return ids, fmt.Errorf("--as %q: a player check plays a referee and a league manager: say which, referee=%s or league_manager=%s", v, v, v)
+		}
+		if !slices.Contains(plays, r) {
+			return ids, fmt.Errorf("--as %q: a %s check plays no %s (it checks one)", v, role, r)
+		}
+		if _, err := protocol.ParseSender(string(r) + ":" + id); err != nil || id == "" {
+			return ids, fmt.Errorf("--as %q: the id must be 1–64 letters, digits, '_', '-' or '.', got %q", v, id)
+		}
+		at := &ids.referee
+		if r == protocol.RoleLeagueManager {
+			at = &ids.manager
+		}
+		if *at != "" && *at != id {
+			return ids, fmt.Errorf("--as gives the %s two ids, %s and %s", r, *at, id)
+		}
+		*at = id
+	}
+	return ids, nil
 }
 
 func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
@@ -85,6 +158,14 @@ func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
 	}
 	if o.output != "table" && o.output != "json" {
 		return usagef(fmt.Errorf("--output must be table or json, got %q", o.output))
+	}
+	as := o.as
+	if o.asGiven && len(as) == 0 {
+		as = []string{""} // --as "": refused, as any empty value is
+	}
+	ids, err := parseAs(role, as)
+	if err != nil {
+		return usagef(err)
 	}
 	for name, d := range map[string]time.Duration{"--timeout": o.timeout, "--timeout-match": o.timeoutMatch, "--wait": o.wait} {
 		if d <= 0 {
@@ -110,6 +191,8 @@ func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
 		Wait:         o.wait,
 		AdminToken:   adminTokenFrom(o.adminToken),
 		RefereeToken: refereeTokenFrom(o.refereeToken),
+		RefereeID:    ids.referee,
+		ManagerID:    ids.manager,
 		Notice:       o.stderr,
 		Logger:       logger,
 	})
@@ -136,26 +219,39 @@ func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
 	if err != nil {
 		return err
 	}
+	// Any failure is exit 1, whatever its grade: a check that only departs
+	// from the documents is still a rule the agent breaks. The grade says
+	// how much it matters, for the reader and for scripts (breaks_league).
 	if n := report.Failed(); n > 0 {
-		return &exitError{code: ExitValidation, err: fmt.Errorf("%s %s: %d of %d checks failed", role, target, n, len(report.Checks))}
+		return &exitError{code: ExitValidation, err: fmt.Errorf("%s %s: %d of %d checks failed (%d would break a league)",
+			role, target, n, len(report.Checks), report.Breaking())}
 	}
 	return nil
 }
 
 // checkJSON is the --output json form of a report: one object.
 type checkJSON struct {
-	Role   string        `json:"role"`
-	Target string        `json:"target"`
-	Passed int           `json:"passed"`
-	Failed int           `json:"failed"`
-	Checks []check.Check `json:"checks"`
+	Role   string `json:"role"`
+	Target string `json:"target"`
+	Passed int    `json:"passed"`
+	Failed int    `json:"failed"`
+	// Breaking is how many of the failed checks would break a league.
+	Breaking int           `json:"breaking"`
+	Checks   []check.Check `json:"checks"`
 }
 
 // writeCheckJSON prints the report as one JSON object: every check with
-// all six keys.
+// all seven keys.
 func writeCheckJSON(w io.Writer, r *check.Report) error {
-	return writeJSON(w, checkJSON{Role: r.Role, Target: r.Target, Passed: r.Passed(), Failed: r.Failed(), Checks: r.Checks})
+	return writeJSON(w, checkJSON{Role: r.Role, Target: r.Target, Passed: r.Passed(), Failed: r.Failed(),
+		Breaking: r.Breaking(), Checks: r.Checks})
 }
+
+// The grades of a failure, as a FAIL line says them.
+const (
+	gradeBreaks  = "would break a league"
+	gradeDeparts = "departs from the documents"
+)
 
 // writeCheckTable prints one line per check, then a summary.
 func writeCheckTable(w io.Writer, r *check.Report) error {
@@ -165,7 +261,15 @@ func writeCheckTable(w io.Writer, r *check.Report) error {
 			fmt.Fprintf(tw, "PASS\t%s\t%s\n", c.Name, oneLine(c.Detail))
 			continue
 		}
-		line := oneLine(c.Detail)
+		if c.NotRun() {
+			// Not graded: the check that kept it from running is.
+			fmt.Fprintf(tw, "FAIL\t%s\t%s — would check %s\n", c.Name, oneLine(c.Detail), c.Rule)
+			continue
+		}
+		line := gradeDeparts + ": " + oneLine(c.Detail)
+		if c.BreaksLeague {
+			line = gradeBreaks + ": " + oneLine(c.Detail)
+		}
 		if c.Sent != "" {
 			line += " — sent " + oneLine(c.Sent)
 		}
@@ -177,8 +281,31 @@ func writeCheckTable(w io.Writer, r *check.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%s %s: %d checks, %d passed, %d failed\n", r.Role, r.Target, len(r.Checks), r.Passed(), r.Failed())
+	_, err := fmt.Fprintf(w, "\n%s %s: %d checks, %d passed, %d failed%s\n", r.Role, r.Target, len(r.Checks), r.Passed(), r.Failed(),
+		failedHow(r))
 	return err
+}
+
+// failedHow says how the failed checks of r failed: how many would break a
+// league, always, then how many only depart from the documents and how
+// many were not run, when any.
+func failedHow(r *check.Report) string {
+	if r.Failed() == 0 {
+		return ""
+	}
+	breaking, notRun := r.Breaking(), r.NotRun()
+	s := fmt.Sprintf(" (%d %s", breaking, gradeBreaks)
+	if n := r.Failed() - breaking - notRun; n > 0 {
+		verb := "depart"
+		if n == 1 {
+			verb = "departs"
+		}
+		s += fmt.Sprintf(", %d only %s from the documents", n, verb)
+	}
+	if notRun > 0 {
+		s += fmt.Sprintf(", %d not run", notRun)
+	}
+	return s + ")"
 }
 
 // oneLine keeps a text on one line of the table.
