@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -256,6 +257,7 @@ type servePlayerOptions struct {
 	id, name string
 	strategy string
 	fault    string
+	exec     string
 	seed     uint64
 }
 
@@ -268,8 +270,9 @@ func newServePlayerCmd(ro *rootOptions) *cobra.Command {
 in the background, retrying while the manager is not up. The player answers
 protocol calls whether or not its registration has succeeded. The endpoint URL
 is the first line of stdout.`,
-		Example: `  leaguectl serve-player --port 8101 --manager http://127.0.0.1:8000/mcp --id P01 --strategy adaptive`,
-		Args:    cobra.NoArgs,
+		Example: `  leaguectl serve-player --port 8101 --manager http://127.0.0.1:8000/mcp --id P01 --strategy adaptive
+  leaguectl serve-player --port 8102 --manager http://127.0.0.1:8000/mcp --exec 'python3 examples/exec-bot/bot.py'`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			strategy, err := player.StrategyByName(o.strategy)
 			if err != nil {
@@ -281,15 +284,36 @@ is the first line of stdout.`,
 					return usagef(fmt.Errorf("--fault: %v", err))
 				}
 			}
+			var command []string
+			if c.Flags().Changed("exec") {
+				switch {
+				case o.fault != "":
+					return usagef(errors.New("--exec and --fault: a fault is a built-in player's misbehaviour, an exec agent misbehaves by itself"))
+				case c.Flags().Changed("strategy"):
+					return usagef(errors.New("--exec and --strategy: the exec agent decides, not a strategy; give one of them"))
+				}
+				if command, err = execCommand("--exec", o.exec); err != nil {
+					return err
+				}
+			}
 			cfg, seed, logger, name, err := ro.agentSetup(c, &o.server, o.manager, o.id, o.seed, "player")
 			if err != nil {
 				return err
 			}
+			var pl *player.Player
+			defer func() {
+				if pl != nil {
+					_ = pl.Close() // served no more: its bot's process ends
+				}
+			}()
 			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, o.manager, cfg, logger, func(endpoint string) (*agentServer, error) {
 				opts := playerOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.Strategy = o.id, o.name, strategy
 				opts.ManagerEndpoint, opts.Endpoint, opts.Fault = o.manager, endpoint, fault
 				opts.OnRegistered = name.set
+				if command != nil {
+					opts.Exec = execOptions(cfg, command)
+				}
 				served := make(chan transport.Listener, 1)
 				if fault.Kind == player.FaultCrash {
 					// Gone as it registers; the process stays until stopped.
@@ -300,6 +324,7 @@ is the first line of stdout.`,
 					}
 				}
 				p := player.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger), logger)
+				pl = p
 				return &agentServer{mux: p.Handler(), run: p.Run, listening: func(l transport.Listener) { served <- l }}, nil
 			}))
 		},
@@ -310,9 +335,23 @@ is the first line of stdout.`,
 	c.Flags().StringVar(&o.name, "name", "", "display name")
 	c.Flags().StringVar(&o.strategy, "strategy", "random", "strategy: "+strings.Join(player.StrategyNames(), ", "))
 	c.Flags().StringVar(&o.fault, "fault", "", "misbehave on purpose: "+strings.Join(player.FaultKinds(), ", ")+" (slow:DURATION)")
+	c.Flags().StringVar(&o.exec, "exec", "", "be an exec agent: COMMAND reads one JSON message a line on stdin and answers one JSON object a line on stdout (docs/agents.md); no shell runs it")
 	seedFlag(c, &o.seed)
 	_ = c.MarkFlagRequired("manager")
 	return c
+}
+
+// execCommand splits an --exec command line, and finds its program, so
+// that a typo is a usage error now rather than a lost league later.
+func execCommand(flag, s string) ([]string, error) {
+	argv, err := player.ParseCommand(s)
+	if err != nil {
+		return nil, usagef(fmt.Errorf("%s: %v", flag, err))
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return nil, usagef(fmt.Errorf("%s: %v", flag, err))
+	}
+	return argv, nil
 }
 
 // agentSetup is what serve-referee and serve-player check and prepare

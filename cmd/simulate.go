@@ -40,6 +40,7 @@ type simulateOptions struct {
 	transport     string
 	output        string
 	faults        []string
+	execs         []string
 	db            string
 	cpuProfile    string
 }
@@ -54,7 +55,8 @@ each on its own endpoint of the in-memory bus (--transport mem) or of
 loopback HTTP (--transport http), talking league.v2 as separate processes
 would. The same --seed gives the same standings on either transport.`,
 		Example: `  leaguectl simulate --players 4
-  leaguectl simulate --players 8 --referees 2 --seed 42 --strategy random,adaptive --output json`,
+  leaguectl simulate --players 8 --referees 2 --seed 42 --strategy random,adaptive --output json
+  leaguectl simulate --players 4 --exec 'P01=python3 examples/exec-bot/bot.py'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.seedSet = c.Flags().Changed("seed")
@@ -79,6 +81,8 @@ would. The same --seed gives the same standings on either transport.`,
 	_ = f.MarkHidden("cpuprofile")
 	f.StringArrayVar(&o.faults, "fault", nil, "make a player misbehave: ID=KIND[:ARG] with KIND one of "+
 		strings.Join(player.FaultKinds(), ", ")+" (slow:DURATION); repeatable")
+	f.StringArrayVar(&o.execs, "exec", nil, "make a player an exec agent: ID=COMMAND, a program that reads one JSON message a line on stdin "+
+		"and answers one JSON object a line on stdout (docs/agents.md); repeatable")
 	return c
 }
 
@@ -101,6 +105,14 @@ type simulateStats struct {
 	MatchesPerSecond float64 `json:"matches_per_second"`
 }
 
+// isPlayer reports whether id is one of the league's players, P01 to
+// P<players>.
+func (o *simulateOptions) isPlayer(id string) bool {
+	var n int
+	_, err := fmt.Sscanf(id, "P%d", &n)
+	return err == nil && fmt.Sprintf("P%02d", n) == id && n >= 1 && n <= o.players
+}
+
 // parseFaults reads the --fault flags: ID=KIND[:ARG], once per player.
 func (o *simulateOptions) parseFaults() (map[string]player.Fault, error) {
 	out := map[string]player.Fault{}
@@ -109,8 +121,7 @@ func (o *simulateOptions) parseFaults() (map[string]player.Fault, error) {
 		if !ok {
 			return nil, usagef(fmt.Errorf("--fault %q: want ID=KIND[:ARG], e.g. P02=timeout", s))
 		}
-		var n int
-		if _, err := fmt.Sscanf(id, "P%d", &n); err != nil || fmt.Sprintf("P%02d", n) != id || n < 1 || n > o.players {
+		if !o.isPlayer(id) {
 			return nil, usagef(fmt.Errorf("--fault %q: %q is not a player of this league (P01 to P%02d)", s, id, o.players))
 		}
 		if _, dup := out[id]; dup {
@@ -121,6 +132,30 @@ func (o *simulateOptions) parseFaults() (map[string]player.Fault, error) {
 			return nil, usagef(fmt.Errorf("--fault %q: %v", s, err))
 		}
 		out[id] = f
+	}
+	return out, nil
+}
+
+// parseExecs reads the --exec flags: ID=COMMAND, once per player, and
+// never for a player given a --fault.
+func (o *simulateOptions) parseExecs(faults map[string]player.Fault) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, s := range o.execs {
+		id, command, ok := strings.Cut(s, "=")
+		if !ok || !o.isPlayer(id) {
+			return nil, usagef(fmt.Errorf("--exec %q: want ID=COMMAND with ID a player of this league (P01 to P%02d), e.g. 'P01=python3 bot.py'", s, o.players))
+		}
+		if _, dup := out[id]; dup {
+			return nil, usagef(fmt.Errorf("--exec: %s is given two commands", id))
+		}
+		if _, faulty := faults[id]; faulty {
+			return nil, usagef(fmt.Errorf("--exec %q: %s has a --fault too; a fault is a built-in player's misbehaviour, an exec agent misbehaves by itself", s, id))
+		}
+		argv, err := execCommand("--exec "+id, command)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = argv
 	}
 	return out, nil
 }
@@ -161,6 +196,10 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 		return err
 	}
 	faults, err := o.parseFaults()
+	if err != nil {
+		return err
+	}
+	execs, err := o.parseExecs(faults)
 	if err != nil {
 		return err
 	}
@@ -209,7 +248,7 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	defer bar.stop()
 	spec := leagueSpec{
 		cfg: cfg, seed: seed, players: o.players, referees: o.referees,
-		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, store: store, onResult: bar.set,
+		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, execs: execs, store: store, onResult: bar.set,
 	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)

@@ -24,6 +24,7 @@ type leagueSpec struct {
 	strategies    []player.Strategy       // cycled over the players
 	maxConcurrent int                     // each referee's max_concurrent_matches
 	faults        map[string]player.Fault // by player id
+	execs         map[string][]string     // exec agents' commands, by player id
 	store         league.Store            // nil: the league stays in memory
 	onResult      func(done, total int)
 	onListen      func(name, endpoint string) // tests: told of each agent's endpoint
@@ -75,6 +76,27 @@ func playerOptions(cfg config.Config, seed uint64) player.Options {
 	}
 }
 
+// execOptions make an exec agent's bot of command: a call's line is due
+// within the longest call timeout of the league (and the call's own
+// deadline), a notification's within the generic timeout; a bot that ends
+// without one valid answer is started again after the retry delays; at
+// the end it has the generic timeout, at most a second, to exit by itself.
+func execOptions(cfg config.Config, command []string) *player.Exec {
+	return &player.Exec{Command: command, Timeout: max(cfg.Timeouts.Join, cfg.Timeouts.Choice),
+		NotificationTimeout: cfg.Timeouts.Generic,
+		RestartDelay:        cfg.Retry.InitialDelay, MaxRestartDelay: cfg.Retry.MaxDelay,
+		StopGrace: min(time.Second, cfg.Timeouts.Generic)}
+}
+
+// closeAll stops the exec bots of players, at once.
+func closeAll(players []*player.Player) {
+	var wg sync.WaitGroup
+	for _, p := range players {
+		wg.Go(func() { _ = p.Close() })
+	}
+	wg.Wait()
+}
+
 // runLocalLeague plays a whole league on nw: the manager, every referee and
 // every player on an endpoint of its own, each calling the others through
 // client, exactly as separate processes would. Ids are asked for (REF01…,
@@ -83,12 +105,14 @@ func runLocalLeague(ctx context.Context, nw transport.Network, client *transport
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var listeners []transport.Listener
+	var players []*player.Player
 	defer func() {
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()
 		for _, l := range listeners {
 			_ = l.Shutdown(sctx)
 		}
+		closeAll(players) // once nothing can reach them: their bots' processes end
 	}()
 	var listener transport.Listener // the last one listen made
 	listen := func(name string) (*transport.Late, string, error) {
@@ -167,7 +191,11 @@ func runLocalLeague(ctx context.Context, nw transport.Network, client *transport
 				po.OnRegistering = func() { _ = own.Close() }
 			}
 		}
+		if command, ok := spec.execs[id]; ok {
+			po.Exec = execOptions(spec.cfg, command)
+		}
 		p := player.New(po, client, logger.With(slog.String("agent_id", "player:"+id)))
+		players = append(players, p)
 		srv.Set(p.Handler())
 		wg.Go(func() {
 			if err := p.Run(ctx); err != nil && ctx.Err() == nil {

@@ -1,6 +1,7 @@
 // Package player is the Player agent: it registers with a league manager,
-// answers invitations and parity calls with a strategy, and keeps its
-// history and statistics. It answers protocol calls whether or not its own
+// answers invitations and parity calls with a strategy, or with a program
+// of someone else's (an exec agent, exec.go), and keeps its history and
+// statistics. It answers protocol calls whether or not its own
 // registration has succeeded, so it can be checked on its own.
 package player
 
@@ -46,6 +47,10 @@ type Options struct {
 	Clock func() time.Time
 	// Fault makes the player misbehave on purpose (fault injection).
 	Fault Fault
+	// Exec, when set, makes the player an exec agent: a subprocess answers
+	// its invitations and parity calls in place of Strategy, and is told
+	// every other league message (see Exec). Close stops it.
+	Exec *Exec
 	// InstanceSecret is the secret the player registers with, and shows
 	// the proof of in get_registration_status (protocol.InstanceProof),
 	// so that, restarted, it can register again as itself: drawn at New
@@ -94,6 +99,7 @@ type State struct {
 	DisplayName string                 `json:"display_name"`
 	Strategy    string                 `json:"strategy"`
 	Fault       string                 `json:"fault,omitzero"`
+	Exec        *ExecState             `json:"exec,omitzero"`
 	LeagueID    string                 `json:"league_id,omitzero"`
 	State       string                 `json:"state"`
 	Stats       Stats                  `json:"stats"`
@@ -117,6 +123,7 @@ type Player struct {
 	caller transport.Caller
 	log    *slog.Logger
 	clock  func() time.Time
+	bot    *execBot // nil: the strategy decides
 
 	mu        sync.Mutex
 	id, token string
@@ -169,7 +176,12 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Player {
 	if opts.MaxHistory <= 0 {
 		opts.MaxHistory = DefaultMaxHistory
 	}
+	var bot *execBot
+	if opts.Exec != nil {
+		bot = newExecBot(*opts.Exec, logger)
+	}
 	return &Player{
+		bot:    bot,
 		origin: protocol.Origin{Role: protocol.RolePlayer},
 		opts:   opts, caller: caller, clock: opts.Clock,
 		log:      logger,
@@ -211,9 +223,26 @@ func (p *Player) answerAsLocked(addressed string) string {
 // Done is closed when LEAGUE_COMPLETED has arrived.
 func (p *Player) Done() <-chan struct{} { return p.done }
 
-// Run registers, retrying with backoff while the manager cannot be reached,
-// then waits for the end of the league or of ctx.
+// Close stops the player's exec bot, if it has one: its stdin is closed,
+// which it reads as the end, and its process group is killed if it has not
+// exited within Exec.StopGrace. It returns once the process has exited.
+// From then on the player answers invitations and parity calls with an
+// error, as a player whose bot is down. A player without a bot has nothing
+// to stop. Close may be called more than once.
+func (p *Player) Close() error {
+	if p.bot != nil {
+		p.bot.close()
+	}
+	return nil
+}
+
+// Run starts the exec bot, if the player has one, registers, retrying with
+// backoff while the manager cannot be reached, then waits for the end of
+// the league or of ctx.
 func (p *Player) Run(ctx context.Context) error {
+	if p.bot != nil {
+		p.bot.warm() // started while the player registers and waits for its league
+	}
 	err := p.opts.Retry.Forever().Do(ctx, p.Register, func(err error, next time.Duration) {
 		p.log.LogAttrs(ctx, slog.LevelInfo, "registration failed, retrying",
 			slog.String("error", err.Error()), slog.Duration("retry_in", next))
@@ -304,12 +333,12 @@ func (p *Player) Handler() *transport.Mux {
 	m := transport.NewMux(p.log)
 	m.HandleFunc(string(protocol.TypeGameInvitation), p.league(p.onInvitation))
 	m.HandleFunc(string(protocol.TypeChooseParityCall), p.league(p.onParityCall))
-	m.HandleFunc(string(protocol.TypeGameOver), p.league(p.onGameOver))
-	m.HandleFunc(string(protocol.TypeGameError), p.league(p.onGameError))
-	m.HandleFunc(string(protocol.TypeRoundAnnouncement), p.league(p.fromManager(p.onRoundAnnouncement)))
-	m.HandleFunc(string(protocol.TypeLeagueStandingsUpdate), p.league(p.fromManager(p.onStandings)))
-	m.HandleFunc(string(protocol.TypeRoundCompleted), p.league(p.fromManager(p.onRoundCompleted)))
-	m.HandleFunc(string(protocol.TypeLeagueCompleted), p.league(p.fromManager(p.onLeagueCompleted)))
+	m.HandleFunc(string(protocol.TypeGameOver), p.league(p.tellBot(p.onGameOver)))
+	m.HandleFunc(string(protocol.TypeGameError), p.league(p.tellBot(p.onGameError)))
+	m.HandleFunc(string(protocol.TypeRoundAnnouncement), p.league(p.fromManager(p.tellBot(p.onRoundAnnouncement))))
+	m.HandleFunc(string(protocol.TypeLeagueStandingsUpdate), p.league(p.fromManager(p.tellBot(p.onStandings))))
+	m.HandleFunc(string(protocol.TypeRoundCompleted), p.league(p.fromManager(p.tellBot(p.onRoundCompleted))))
+	m.HandleFunc(string(protocol.TypeLeagueCompleted), p.league(p.fromManager(p.tellBot(p.onLeagueCompleted))))
 	m.HandleFunc(string(protocol.TypeLeagueError), p.league(p.fromManager(p.onLeagueError)))
 	m.HandleFunc(protocol.MethodPing, p.onPing)
 	m.HandleFunc(protocol.MethodGetPlayerState, func(context.Context, *transport.Request) (any, error) {
@@ -429,6 +458,12 @@ func (p *Player) onInvitation(ctx context.Context, r *transport.Request) (any, e
 	id := p.answerAsLocked(inv.PlayerID)
 	p.mu.Unlock()
 	yes := true
+	if p.bot != nil {
+		var err error
+		if yes, err = p.bot.invite(ctx, r); err != nil {
+			return nil, p.botFailed(ctx, r, inv.MatchID, err)
+		}
+	}
 	env := p.envelopeAs(id, protocol.TypeGameJoinAck, inv.ConversationID)
 	if p.log.Enabled(ctx, slog.LevelDebug) { // a disabled level costs nothing, not even its attributes
 		p.log.LogAttrs(ctx, slog.LevelDebug, "invited", slog.String("match_id", inv.MatchID),
@@ -476,16 +511,26 @@ func (p *Player) onParityCall(ctx context.Context, r *transport.Request) (any, e
 	}
 	id := p.answerAsLocked(call.PlayerID)
 	p.mu.Unlock()
-	sit.Rand = new(rng.Gen).Rand(p.opts.Seed, "player", id, call.MatchID)
-	choice := p.opts.Strategy.Choose(sit)
-	if protocol.CheckParity(choice) != nil {
-		// A strategy is any Go code: what it returns is checked like any
-		// other outside input before it goes on the wire, where it would
-		// be an invalid move (E010).
-		p.log.LogAttrs(ctx, slog.LevelWarn, "strategy chose no parity: a coin decides",
-			slog.String("strategy", p.opts.Strategy.Name()), slog.String("parity_choice", protocol.Clip(choice)),
-			slog.String("match_id", call.MatchID))
-		choice = coin(sit.Rand)
+	var choice string
+	if p.bot != nil {
+		// An exec bot decides, and its randomness is its own: no draw is
+		// made for it.
+		var err error
+		if choice, err = p.bot.choose(ctx, r); err != nil {
+			return nil, p.botFailed(ctx, r, call.MatchID, err)
+		}
+	} else {
+		sit.Rand = new(rng.Gen).Rand(p.opts.Seed, "player", id, call.MatchID)
+		choice = p.opts.Strategy.Choose(sit)
+		if protocol.CheckParity(choice) != nil {
+			// A strategy is any Go code: what it returns is checked like any
+			// other outside input before it goes on the wire, where it would
+			// be an invalid move (E010).
+			p.log.LogAttrs(ctx, slog.LevelWarn, "strategy chose no parity: a coin decides",
+				slog.String("strategy", p.opts.Strategy.Name()), slog.String("parity_choice", protocol.Clip(choice)),
+				slog.String("match_id", call.MatchID))
+			choice = coin(sit.Rand)
+		}
 	}
 	p.mu.Lock()
 	if m != nil {
@@ -734,7 +779,7 @@ func (p *Player) onPing(context.Context, *transport.Request) (any, error) {
 func (p *Player) State() State {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return State{
+	st := State{
 		PlayerID:    p.idLocked(),
 		DisplayName: p.opts.DisplayName,
 		Strategy:    p.opts.Strategy.Name(),
@@ -747,6 +792,12 @@ func (p *Player) State() State {
 		Standings:   append([]protocol.StandingRow(nil), p.standings...),
 		Champion:    p.champion,
 	}
+	if p.bot != nil {
+		// Its command line is not shown: it may hold what its author
+		// keeps to themself, and anyone may ask for this state.
+		st.Strategy, st.Exec = "exec", p.bot.snapshot()
+	}
+	return st
 }
 
 func (p *Player) registration() map[string]any {

@@ -1,0 +1,477 @@
+//go:build unix
+
+package player_test
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/leaguectl/leaguectl/player"
+	"github.com/leaguectl/leaguectl/player/exectest"
+	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
+)
+
+// TestMain lets the test binary run as the exec bots of these tests.
+func TestMain(m *testing.M) {
+	exectest.Main()
+	os.Exit(m.Run())
+}
+
+func TestParseCommand(t *testing.T) {
+	t.Run("words", func(t *testing.T) {
+		for s, want := range map[string][]string{
+			"python3 bot.py":                            {"python3", "bot.py"},
+			"  python3\tbot.py  --level 3 ":             {"python3", "bot.py", "--level", "3"},
+			`python3 'my bots/bot.py'`:                  {"python3", "my bots/bot.py"},
+			`python3 "my bots/bot.py" --name "A \"B\""`: {"python3", "my bots/bot.py", "--name", `A "B"`},
+			`./bot --say it\'s`:                         {"./bot", "--say", "it's"},
+			`bot '' x`:                                  {"bot", "", "x"},
+			`bot "a\nb" 'c\d'`:                          {"bot", `a\nb`, `c\d`},
+			`bot --x=1 'a|b' "*.py" \$HOME`:             {"bot", "--x=1", "a|b", "*.py", "$HOME"},
+			`sh -c 'cd bots && exec python3 bot.py'`:    {"sh", "-c", "cd bots && exec python3 bot.py"},
+			`env MODE=fast python3 bot.py`:              {"env", "MODE=fast", "python3", "bot.py"},
+			`a~ b#`:                                     {"a~", "b#"},
+		} {
+			is := is.New(t)
+			got, err := player.ParseCommand(s)
+			is.NoErr(err)       // s
+			is.Equal(got, want) // the words of s
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		for s, why := range map[string]string{
+			"":                      "no program to run",
+			"   ":                   "no program to run",
+			"''":                    "no program to run",
+			"python3 'bot.py":       "' is not closed",
+			`python3 "bot.py`:       `" is not closed`,
+			`bot \`:                 `ends with a \`,
+			"bot | tee log":         `'|' needs a shell`,
+			"bot > out":             `'>' needs a shell`,
+			"bot; rm -rf x":         `';' needs a shell`,
+			"bot &":                 `'&' needs a shell`,
+			"python3 $HOME/bot.py":  `'$' needs a shell`,
+			"bot `id`":              "'`' needs a shell",
+			"python3 bots/*.py":     `'*' would be a pattern`,
+			"python3 ~/bot.py":      `starting with '~'`,
+			"bot # comment":         `starting with '#'`,
+			"MODE=fast python3 bot": "env NAME=value",
+		} {
+			is := is.New(t)
+			_, err := player.ParseCommand(s)
+			is.True(err != nil)                         // refused
+			is.True(strings.Contains(err.Error(), why)) // says why
+		}
+	})
+}
+
+// logBuffer is a JSON log kept for a test to read.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func logger(level slog.Level) (*slog.Logger, *logBuffer) {
+	b := &logBuffer{}
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: level})), b
+}
+
+// botRig is a player whose exec bot is of kind, and the file the bot
+// appends what it reads to.
+type botRig struct {
+	*rig
+	file string
+	log  *logBuffer
+}
+
+// withBot is P01 registered as P01 with token tok-P01, served on n under
+// name, with an exec bot of kind (args before its file) and exec's other
+// settings; its bot is stopped when the test ends.
+func withBot(t *testing.T, n *transporttest.Net, name string, exec player.Exec, kind string, args ...string) *botRig {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "bot.log")
+	exec.Command = exectest.Command(kind, append(args, file)...)
+	log, buf := logger(slog.LevelDebug)
+	m := &manager{answer: accept("P01", "tok-P01")}
+	mgr := n.Serve(t, "league_manager-"+name, m.mux())
+	p := player.New(opts("odd", func(o *player.Options) { o.ManagerEndpoint, o.Exec = mgr, &exec }), n.Client(5*time.Second), log)
+	t.Cleanup(func() { _ = p.Close() })
+	ep := n.Serve(t, name, p.Handler())
+	if err := p.Register(ctxFor(t)); err != nil {
+		t.Fatal(err)
+	}
+	// No breaker: the calls that fail on purpose would open it.
+	c := transport.NewClient(n, 5*time.Second, transport.WithBreaker(transport.Breaker{}))
+	return &botRig{rig: &rig{p: p, ep: ep, c: c}, file: file, log: buf}
+}
+
+// botLog is what the bot has read so far.
+func (r *botRig) botLog(t *testing.T) exectest.Log {
+	t.Helper()
+	l, err := exectest.ReadLog(r.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// ticketed is msg's envelope with a referee's ticket as its auth_token.
+func ticketed[M interface{ Env() *protocol.Envelope }](msg M) M {
+	msg.Env().AuthToken = "ticket-for-P01"
+	return msg
+}
+
+// TestExecPlaysThroughTheBot: an exec agent's invitations and parity calls
+// are answered by its bot, which reads every league message the player
+// takes, in order, as one line of JSON without the token or ticket it
+// carried; the player fills in the envelope of its answers.
+func TestExecPlaysThroughTheBot(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := withBot(t, n, "player-P01", player.Exec{}, exectest.Even)
+		b := broadcasts()
+		is.Equal(r.call(t, b[0].method, b[0].msg("tok-P01")), registeredAckFor(b[0].typ, "conv-round-1"))
+		is.Equal(r.call(t, "GAME_INVITATION", ticketed(invitation("R2M1", 2, "P02"))),
+			`{"protocol":"league.v2","message_type":"GAME_JOIN_ACK","sender":"player:P01","timestamp":"`+now+`",`+
+				`"conversation_id":"conv-r2m1","league_id":"league_test","auth_token":"`+shownP01+`",`+
+				`"match_id":"R2M1","player_id":"P01","arrival_timestamp":"`+now+`","accept":true}`) // the bot accepted
+		is.Equal(r.call(t, "CHOOSE_PARITY_CALL", ticketed(parityCall("R2M1", "P01", &protocol.ParityContext{OpponentID: "P02", RoundID: 2}))),
+			`{"protocol":"league.v2","message_type":"CHOOSE_PARITY_RESPONSE","sender":"player:P01","timestamp":"`+now+`",`+
+				`"conversation_id":"conv-r2m1","league_id":"league_test","auth_token":"`+shownP01+`",`+
+				`"match_id":"R2M1","player_id":"P01","parity_choice":"even"}`) // the bot's choice, not the strategy's (odd)
+		is.Equal(r.call(t, "GAME_OVER", ticketed(gameOver("R2M1", 2, &protocol.GameResult{Status: protocol.ResultWin,
+			WinnerPlayerID: ptr("P01"), DrawnNumber: ptr(4), NumberParity: even, Choices: map[string]string{"P01": even, "P02": odd}}))),
+			refereeAckFor(protocol.TypeGameOver, "conv-r2m1"))
+		for _, x := range b[1:3] {
+			is.Equal(r.call(t, x.method, x.msg("tok-P01")), registeredAckFor(x.typ, x.msg("").(interface{ Env() *protocol.Envelope }).Env().ConversationID))
+		}
+		// Lines go in order, one at a time: once this call's answer is
+		// back, the bot has read every line before it.
+		is.True(strings.Contains(r.call(t, "GAME_INVITATION", invitation("R3M1", 3, "P03")), `"accept":true`))
+
+		l := r.botLog(t)
+		is.Equal(l.Types(), []string{"ROUND_ANNOUNCEMENT", "GAME_INVITATION", "CHOOSE_PARITY_CALL", "GAME_OVER",
+			"LEAGUE_STANDINGS_UPDATE", "ROUND_COMPLETED", "GAME_INVITATION"}) // every message, in order
+		is.Equal(l.Lines[1], `{"message_type":"GAME_INVITATION","protocol":"league.v2","sender":"referee:REF01",`+
+			`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-r2m1","league_id":"league_test","round_id":2,`+
+			`"match_id":"R2M1","game_type":"even_odd","role_in_match":"PLAYER_A","opponent_id":"P02"}`) // the invitation, without its ticket
+		is.Equal(l.Lines[2], `{"message_type":"CHOOSE_PARITY_CALL","protocol":"league.v2","sender":"referee:REF01",`+
+			`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-r2m1","league_id":"league_test","match_id":"R2M1",`+
+			`"player_id":"P01","game_type":"even_odd","context":{"opponent_id":"P02","round_id":2},"deadline":"2025-01-15T10:30:30Z"}`) // the parity call
+		for _, line := range l.Lines {
+			is.True(!strings.Contains(line, "auth_token")) // no token
+			is.True(!strings.Contains(line, "tok-P01"))    // no token
+			is.True(!strings.Contains(line, "ticket"))     // no ticket
+		}
+		is.Equal(len(l.PIDs), 1) // one process for them all
+
+		st := r.p.State()
+		is.Equal(st.Strategy, "exec")
+		is.Equal(st.Exec.Starts, 1)
+		is.Equal(st.Exec.PID, l.PIDs[0])
+		is.Equal(st.Exec.Sent, 7)
+		is.Equal(st.Exec.Answers, 7)
+		is.Equal(st.Exec.Failures, 0)
+		is.Equal(st.Exec.Dropped, 0)
+		is.Equal(st.History[0].MyChoice, even)                                     // the bot's choice is the player's record
+		is.True(!strings.Contains(r.call(t, "get_player_state", nil), "exectest")) // its command line is not shown
+
+		is.NoErr(r.p.Close())
+		is.True(gone(l.PIDs[0])) // its process has ended with the player
+	})
+}
+
+// gone reports whether the process pid has ended and been reaped.
+func gone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// goneSoon waits, until a deadline, for pid, a process this one did not
+// start, to end: its parent, not this process, reaps it. A zombie has
+// ended.
+func goneSoon(t *testing.T, pid int) bool {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if gone(pid) {
+			return true
+		}
+		if b, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "stat")); err == nil {
+			if f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])); len(f) > 0 && f[0] == "Z" {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond) // another process's end: nothing to wait on
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestExecInvalidAnswers: a bot's answer that is a JSON object, but not
+// the call's, costs the call (E002 for an invitation, E010 for a parity
+// call, neither retried), with the reason in the error and the log; its
+// process, in step, goes on. A bot may decline.
+func TestExecInvalidAnswers(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		j := withBot(t, n, "player-P03", player.Exec{}, exectest.InvalidJoin)
+		err := j.callErr(t, "GAME_INVITATION", invitation("R1M1", 1, "P02"))
+		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat) // E002
+		is.True(!transport.IsRetryable(err))                             // not asked twice
+		is.True(strings.Contains(err.Error(), `exec bot: answered {"accept": "yes"}: an invitation's answer is {"accept": true} or {"accept": false}`))
+		r := withBot(t, n, "player-P01", player.Exec{}, exectest.Invalid)
+		is.True(strings.Contains(r.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02")), `"accept":true`))
+		err = r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMove) // E010
+		is.True(!transport.IsRetryable(err))
+		is.True(strings.Contains(err.Error(), `exec bot: answered {"parity_choice": "Even"}: parity_choice must be exactly "even" or "odd"`))
+		st := r.p.State().Exec
+		is.Equal(st.Starts, 1)   // in step: not started again
+		is.True(st.PID != 0)     // still running
+		is.Equal(st.Failures, 1) // counted
+		// Logged, with the reason.
+		is.True(strings.Contains(r.log.String(), `"msg":"exec bot gave no valid answer: the match is lost","message_type":"CHOOSE_PARITY_CALL","match_id":"R1M1"`))
+		is.True(strings.Contains(r.log.String(), `"reason":"exec bot: answered {\"parity_choice\": \"Even\"}`))
+
+		d := withBot(t, n, "player-P02", player.Exec{}, exectest.Decline)
+		is.True(strings.Contains(d.call(t, "GAME_INVITATION", invitation("R1M2", 1, "P03")), `"accept":false`)) // declined, as the bot said
+	})
+}
+
+// TestExecLineEnds: an answer may be padded, and end its line with
+// "\r\n".
+func TestExecLineEnds(t *testing.T) {
+	is := is.New(t)
+	r := withBot(t, transporttest.Mem(), "player-P01", player.Exec{}, exectest.CRLF)
+	is.True(strings.Contains(r.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil)), `"parity_choice":"even"`))
+	is.Equal(r.p.State().Exec.Failures, 0)
+}
+
+// TestExecGarbage: a bot that answers a line that is no JSON object costs
+// the call, is killed, and is started again for a later message, after the
+// restart delay since it never gave a valid answer.
+func TestExecGarbage(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		delay := 50 * time.Millisecond
+		r := withBot(t, n, "player-P01", player.Exec{RestartDelay: delay}, exectest.Garbage)
+		err := r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMove) // E010
+		is.True(strings.Contains(err.Error(), `exec bot: answered "hello, world": not one JSON object`))
+		l := r.botLog(t)
+		is.Equal(len(l.PIDs), 1)
+		is.True(gone(l.PIDs[0]))          // killed, before the answer went
+		is.Equal(r.p.State().Exec.PID, 0) // none runs
+		is.True(strings.Contains(r.log.String(), "exec bot killed: it wrote a line that is no JSON object"))
+		<-time.After(delay) // the restart delay
+		err = r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R1M2", "P01", nil))
+		is.True(strings.Contains(err.Error(), `answered "hello, world"`)) // started again, as bad as before
+		is.Equal(r.p.State().Exec.Starts, 2)
+	})
+}
+
+// TestExecLongLine: a line over MaxBotLine is not buffered: the bot is
+// killed, and the call lost.
+func TestExecLongLine(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := withBot(t, n, "player-P01", player.Exec{}, exectest.LongLine)
+		err := r.callErr(t, "GAME_INVITATION", invitation("R1M1", 1, "P02"))
+		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat)
+		is.True(strings.Contains(err.Error(), "exec bot: ended before answering: it wrote a line over 65536 bytes"))
+		is.True(gone(r.botLog(t).PIDs[0])) // killed
+	})
+}
+
+// TestExecCrashAtOnce: a bot that exits at once costs each call at once,
+// with its exit status in the reason and its stderr in the debug log, and
+// is started again only after a delay that doubles: a burst of calls
+// starts it once.
+func TestExecCrashAtOnce(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		delay := time.Second // a burst of calls fits in it, even on a loaded machine
+		r := withBot(t, n, "player-P01", player.Exec{RestartDelay: delay, MaxRestartDelay: 4 * time.Second}, exectest.Crash)
+		err := r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMove)
+		is.True(!transport.IsRetryable(err))
+		is.True(strings.Contains(err.Error(), "exec bot: ") && strings.Contains(err.Error(), "exit status 3")) // why, from its end
+		for i := range 5 {
+			err := r.callErr(t, "GAME_INVITATION", invitation("R2M"+itoa(i+1), 2, "P02"))
+			is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat)
+			is.True(strings.Contains(err.Error(), "exec bot: not running: it ended without a valid answer 1 time(s) in a row (last: exit status 3), and starts again in"))
+		}
+		is.Equal(r.p.State().Exec.Starts, 1) // the burst started it once
+		<-time.After(delay)                  // the restart delay
+		err = r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R3M1", "P01", nil))
+		is.True(strings.Contains(err.Error(), "exit status 3")) // started again, and crashed again
+		is.Equal(r.p.State().Exec.Starts, 2)
+		err = r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R3M2", "P01", nil))
+		is.True(strings.Contains(err.Error(), "2 time(s) in a row")) // a longer delay now
+		is.NoErr(r.p.Close())
+		is.True(strings.Contains(r.log.String(), `"msg":"exec bot stderr"`)) // its stderr, at debug
+		is.True(strings.Contains(r.log.String(), `"line":"boom"`))
+	})
+}
+
+// TestExecHang: a bot that never answers costs the call when the call's
+// deadline or its own timeout passes, whichever is first; it is killed
+// then, so that a late answer can never be taken for the next line's.
+func TestExecHang(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		t.Run("own timeout", func(t *testing.T) {
+			is := is.New(t)
+			r := withBot(t, n, "player-P01", player.Exec{Timeout: 200 * time.Millisecond}, exectest.Hang)
+			err := r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+			is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMove)
+			is.True(strings.Contains(err.Error(), "exec bot: no answer within 200ms"))
+			is.True(gone(r.botLog(t).PIDs[0])) // killed before the answer went
+		})
+		t.Run("caller's deadline", func(t *testing.T) {
+			is := is.New(t)
+			r := withBot(t, n, "player-P02", player.Exec{Timeout: 10 * time.Second, RestartDelay: 10 * time.Second}, exectest.Hang)
+			err := r.c.Call(within(t, 200*time.Millisecond), r.ep, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil), nil)
+			is.True(isTimeout(err)) // the caller's own deadline: E001 for the referee
+			// Lines go one at a time: this one is taken once the last one's
+			// bot is killed. It never answered, so it is not started again
+			// before the restart delay.
+			err = r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R1M2", "P01", nil))
+			is.True(strings.Contains(err.Error(), "not running"))
+			is.True(gone(r.botLog(t).PIDs[0])) // killed when the caller gave up
+		})
+	})
+}
+
+// TestExecQueue: notifications are acknowledged at once, whatever the bot
+// does; a bot that falls behind gets QueueSize of them, and the rest are
+// dropped and counted. Calls are never dropped.
+func TestExecQueue(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := withBot(t, n, "player-P01", player.Exec{QueueSize: 2}, exectest.Slow, "150ms")
+		const sent = 8
+		for i := range sent {
+			ge := &protocol.GameError{Envelope: env(protocol.TypeGameError, "referee:REF01", "conv-r1m"+itoa(i)), MatchID: "R1M" + itoa(i),
+				ErrorCode: protocol.ErrTimeout, AffectedPlayer: "P01", Consequence: "Technical loss awarded to P01"}
+			// Within 100 ms, when the bot takes 150 ms a line: the
+			// acknowledgement does not wait for it.
+			is.NoErr(r.c.Call(within(t, 100*time.Millisecond), r.ep, "GAME_ERROR", ge, nil))
+		}
+		is.True(strings.Contains(r.call(t, "GAME_INVITATION", invitation("R2M1", 2, "P02")), `"accept":true`)) // a call is not dropped
+		st := r.p.State().Exec
+		got := r.botLog(t).Count("GAME_ERROR")
+		is.True(got >= 2 && got <= 3)  // the queue, and the one in hand as the others came
+		is.Equal(st.Dropped+got, sent) // every other one dropped, and counted
+		is.Equal(r.botLog(t).Count("GAME_INVITATION"), 1)
+		is.True(strings.Contains(r.log.String(), `"msg":"exec bot: notification dropped, its queue is full: the bot is behind"`)) // logged
+	})
+}
+
+// TestExecStderr: what the bot writes to stderr goes to the log at debug
+// level, a line at a time, and nowhere at info.
+func TestExecStderr(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := withBot(t, n, "player-P01", player.Exec{}, exectest.Stderr)
+		is.True(strings.Contains(r.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02")), `"accept":true`))
+		pid := r.p.State().Exec.PID
+		is.NoErr(r.p.Close()) // its stderr is all read once it has exited
+		// A line of its stderr, at debug.
+		is.True(strings.Contains(r.log.String(), `"level":"DEBUG","msg":"exec bot stderr","pid":`+itoa(pid)+`,"line":"got GAME_INVITATION"}`))
+	})
+	is := is.New(t)
+	file := filepath.Join(t.TempDir(), "bot.log")
+	log, buf := logger(slog.LevelInfo)
+	p := player.New(opts("even", func(o *player.Options) {
+		o.Exec = &player.Exec{Command: exectest.Command(exectest.Stderr, file)}
+	}), nil, log)
+	n := transporttest.Mem()
+	r := &rig{p: p, ep: n.Serve(t, "player-P01", p.Handler()), c: n.Client(5 * time.Second)}
+	is.True(strings.Contains(r.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02")), `"accept":true`))
+	is.NoErr(p.Close())
+	is.True(strings.Contains(buf.String(), "exec bot started")) // info
+	is.True(!strings.Contains(buf.String(), "stderr"))          // debug only
+}
+
+// TestExecOnce: a bot that answered and then ends loses the call it ended
+// on, and is started again at once for the next.
+func TestExecOnce(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		r := withBot(t, n, "player-P01", player.Exec{RestartDelay: time.Hour, MaxRestartDelay: time.Hour}, exectest.Once)
+		is.True(strings.Contains(r.call(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil)), `"parity_choice":"even"`))
+		err := r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R2M1", "P01", nil))
+		is.True(strings.Contains(err.Error(), "exec bot: ended before answering: exit status 0"))
+		is.True(strings.Contains(r.call(t, "CHOOSE_PARITY_CALL", parityCall("R3M1", "P01", nil)), `"parity_choice":"even"`)) // no delay: it had answered
+		l := r.botLog(t)
+		is.Equal(len(l.PIDs), 2)
+		is.True(gone(l.PIDs[0]))
+		is.Equal(r.p.State().Exec.PID, l.PIDs[1])
+	})
+}
+
+// TestExecCloseLeavesNoProcess: Close ends the bot, and what it started,
+// even a bot deaf to the end of its input: killed, with its process group,
+// once the stop grace has passed.
+func TestExecCloseLeavesNoProcess(t *testing.T) {
+	is := is.New(t)
+	n := transporttest.Mem()
+	r := withBot(t, n, "player-P01", player.Exec{StopGrace: 200 * time.Millisecond}, exectest.Child)
+	is.True(strings.Contains(r.call(t, "GAME_INVITATION", invitation("R1M1", 1, "P02")), `"accept":true`))
+	l := r.botLog(t)
+	is.Equal(len(l.Children), 1)
+	bot, child := r.p.State().Exec.PID, l.Children[0]
+	is.True(!gone(bot))   // running
+	is.True(!gone(child)) // running
+	start := time.Now()
+	is.NoErr(r.p.Close())
+	is.True(time.Since(start) >= 200*time.Millisecond) // the grace, since it does not exit by itself
+	is.True(gone(bot))                                 // killed and reaped
+	is.True(goneSoon(t, child))                        // killed with its group
+	is.Equal(r.p.State().Exec.PID, 0)
+	err := r.callErr(t, "GAME_INVITATION", invitation("R1M2", 1, "P03"))
+	is.True(strings.Contains(err.Error(), "exec bot: stopped")) // stopped for good
+	is.NoErr(r.p.Close())                                       // again: nothing to do
+}
+
+// TestExecCloseDeliversWhatIsQueued: notifications queued at Close still
+// reach a bot that keeps up, LEAGUE_COMPLETED among them.
+func TestExecCloseDeliversWhatIsQueued(t *testing.T) {
+	is := is.New(t)
+	n := transporttest.Mem()
+	r := withBot(t, n, "player-P01", player.Exec{}, exectest.Even)
+	for _, b := range broadcasts() {
+		r.call(t, b.method, b.msg("tok-P01"))
+	}
+	is.NoErr(r.p.Close())
+	is.Equal(r.botLog(t).Types(), []string{"ROUND_ANNOUNCEMENT", "LEAGUE_STANDINGS_UPDATE", "ROUND_COMPLETED", "LEAGUE_COMPLETED"})
+	is.Equal(r.p.State().Exec.Dropped, 0)
+}
