@@ -19,8 +19,16 @@ import (
 // Run waits for the league to start, plays every round, tells every agent
 // the league is complete and returns the LEAGUE_COMPLETED message.
 func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
-	stop := context.AfterFunc(ctx, func() { m.stoppingOnce.Do(func() { close(m.stopping) }) })
-	defer stop()
+	stopping := func() { m.stoppingOnce.Do(func() { close(m.stopping) }) }
+	stop := context.AfterFunc(ctx, stopping)
+	defer func() {
+		// Run may see ctx end, and return, before ctx's cancellation has
+		// reached the AfterFunc: stop would then keep it from ever running.
+		stop()
+		if ctx.Err() != nil {
+			stopping()
+		}
+	}()
 	var window <-chan time.Time
 	if m.opts.RegistrationWindow > 0 {
 		t := time.NewTimer(m.opts.RegistrationWindow)
