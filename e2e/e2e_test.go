@@ -106,7 +106,15 @@ func startServer(t *testing.T, name string, args ...string) *server {
 		// directory, and the next test's manager would resume it.
 		args = append(args, "--db", filepath.Join(t.TempDir(), "league.db"))
 	}
-	s := &server{name: name, cmd: exec.Command(bin(t), args...), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
+	return startProcess(t, name, append([]string{bin(t)}, args...)...)
+}
+
+// startProcess starts a program that serves an agent as serve-* does (its
+// endpoint the first line of its stdout, exit 0 on SIGTERM), and stops it
+// when the test ends.
+func startProcess(t *testing.T, name string, argv ...string) *server {
+	t.Helper()
+	s := &server{name: name, cmd: exec.Command(argv[0], argv[1:]...), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
 	s.cmd.Stderr = s.stderr
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {

@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/matryer/is"
 
@@ -38,46 +36,6 @@ func example(t *testing.T, path string) string {
 // quoted is s as one word of an --exec command line.
 func quoted(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// startExample starts a program that serves an agent as serve-* does (its
-// endpoint the first line of its stdout, exit 0 on SIGTERM), and stops it
-// when the test ends.
-func startExample(t *testing.T, name string, argv ...string) *server {
-	t.Helper()
-	s := &server{name: name, cmd: exec.Command(argv[0], argv[1:]...), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
-	s.cmd.Stderr = s.stderr
-	stdout, err := s.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		for sc.Scan() {
-		}
-		s.exited <- s.cmd.Wait()
-	}()
-	t.Cleanup(func() { s.stop(t) })
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	select {
-	case line, ok := <-lines:
-		if !ok {
-			t.Fatalf("%s exited before printing its endpoint:\n%s", name, s.stderr)
-		}
-		s.endpoint = line
-	case <-deadline.C:
-		t.Fatalf("%s printed no endpoint in 10 s:\n%s", name, s.stderr)
-	}
-	return s
-}
-
 // TestExamplePythonPlayer: examples/python-player passes check player, and
 // plays a league across processes beside our serve-player and an exec
 // agent of examples/exec-bot (which passes check player too), with no
@@ -87,7 +45,7 @@ func TestExamplePythonPlayer(t *testing.T) {
 	is := is.New(t)
 	t.Run("check player", func(t *testing.T) {
 		is := is.New(t)
-		p := startExample(t, "python player", py, example(t, "python-player/player.py"), "--port", "0",
+		p := startProcess(t, "python player", py, example(t, "python-player/player.py"), "--port", "0",
 			"--manager", transporttest.DeadEndpoint(t))
 		out, errs, code := runCLI(t, "check", "player", p.endpoint)
 		is.Equal(errs, "")
@@ -99,7 +57,7 @@ func TestExamplePythonPlayer(t *testing.T) {
 	startServer(t, "REF01", "serve-referee", "--port", "0", "--manager", mgr.endpoint, "--id", "REF01")
 	var python []*server
 	for _, id := range []string{"PY1", "PY2"} {
-		python = append(python, startExample(t, id, py, example(t, "python-player/player.py"), "--port", "0",
+		python = append(python, startProcess(t, id, py, example(t, "python-player/player.py"), "--port", "0",
 			"--manager", mgr.endpoint, "--id", id, "--name", "Python "+id))
 	}
 	startServer(t, "P01", "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", "P01")
