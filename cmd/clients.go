@@ -24,8 +24,11 @@ func newAgentClient(rt transport.RoundTripper, cfg config.Config, logger *slog.L
 		transport.WithLogger(logger))
 }
 
-// rateLimitOf is a server's limit per sender, which does not hold back the
-// requests trusted vouches for (nil: none).
+// rateLimitOf is a server's limit per sender and per address, which does
+// not hold back the requests trusted vouches for (nil: none).
 func rateLimitOf(cfg config.Config, trusted func(*transport.Request) (string, bool)) transport.RateLimit {
-	return transport.RateLimit{PerSecond: cfg.Limits.Rate, Burst: cfg.Limits.Burst, Trusted: trusted}
+	l := cfg.Limits
+	return transport.RateLimit{PerSecond: l.Rate, Burst: l.Burst, Trusted: trusted,
+		RegistrationPerSecond: l.RegistrationRate, RegistrationBurst: l.RegistrationBurst,
+		LimitLoopback: !l.ExemptLoopback}
 }

@@ -36,6 +36,11 @@ func addConfigFlags(fs *pflag.FlagSet) map[string]string {
 	fs.Int(flag("scoring.loss"), d.Scoring.Loss, "points for a loss")
 	fs.Float64(flag("limits.rate"), d.Limits.Rate, "requests per second one sender may make to a server (0: no limit)")
 	fs.Int(flag("limits.burst"), d.Limits.Burst, "burst of requests one sender may make to a server")
+	fs.Float64(flag("limits.registration_rate"), d.Limits.RegistrationRate, "registrations per second one address may make to a manager (0: no limit)")
+	fs.Int(flag("limits.registration_burst"), d.Limits.RegistrationBurst, "burst of registrations one address may make to a manager")
 	fs.Int(flag("limits.connections"), d.Limits.Connections, "connections a server holds at once, one address at most 3/4 of them (0: half the open-file limit, 256 to 16384)")
+	fs.Int(flag("limits.body_bytes"), d.Limits.BodyBytes, "bytes of request bodies a server holds at once (0: no bound)")
+	fs.Int(flag("limits.body_bytes_per_address"), d.Limits.BodyBytesPerAddress, "bytes of request bodies a server holds at once from one address (0: no bound)")
+	fs.Bool(flag("limits.exempt_loopback"), d.Limits.ExemptLoopback, "spare loopback addresses every limit of one address (--limits.exempt-loopback=false applies them)")
 	return keys
 }

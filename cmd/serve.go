@@ -7,8 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,12 +28,17 @@ type serverFlags struct {
 	host      string
 	port      int
 	advertise string
+	// trustedProxies are --trusted-proxy's, as given; proxies, once
+	// validate has read them.
+	trustedProxies []string
+	proxies        []netip.Prefix
 }
 
 func (f *serverFlags) add(c *cobra.Command, defaultPort int) {
 	c.Flags().StringVar(&f.host, "host", "127.0.0.1", "address to listen on; anything but loopback is your explicit choice")
 	c.Flags().IntVar(&f.port, "port", defaultPort, "port to listen on (0: a free one)")
 	c.Flags().StringVar(&f.advertise, "advertise", "", "endpoint URL to give the others (default: http://<host>:<port>/mcp; when --host is 0.0.0.0 or ::, an agent's address that reaches the manager, the manager's first non-loopback address)")
+	c.Flags().StringSliceVar(&f.trustedProxies, "trusted-proxy", nil, "CIDR or address of a reverse proxy in front of this server: X-Forwarded-For is believed from it alone, and names the client every per-address limit counts; repeat or separate with commas")
 }
 
 func (f *serverFlags) validate() error {
@@ -43,7 +50,49 @@ func (f *serverFlags) validate() error {
 			return err
 		}
 	}
+	f.proxies = f.proxies[:0]
+	for _, s := range f.trustedProxies {
+		p, err := httprpc.ParseProxy(strings.TrimSpace(s))
+		if err != nil {
+			return usagef(fmt.Errorf("--trusted-proxy must be a CIDR such as 10.0.0.0/8 or an address such as 10.0.0.7, got %q", s))
+		}
+		f.proxies = append(f.proxies, p)
+	}
 	return nil
+}
+
+// reachableBeyondLoopback says why a server of f can be called from other
+// machines, or "" when it cannot: it listens on an address that is not
+// loopback (a host name, on any of its addresses that is not), or it
+// takes requests through a reverse proxy. A host name that does not
+// resolve says nothing: listening on it fails anyway.
+func (f *serverFlags) reachableBeyondLoopback(ctx context.Context) string {
+	if len(f.proxies) > 0 {
+		return "it takes requests through --trusted-proxy"
+	}
+	listensOn := "it listens on --host " + f.host
+	if strings.EqualFold(f.host, "localhost") {
+		return ""
+	}
+	if ip, err := netip.ParseAddr(f.host); err == nil {
+		if ip.Unmap().IsLoopback() {
+			return ""
+		}
+		return listensOn
+	}
+	if f.host == "" {
+		return listensOn + " (every address)"
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", f.host)
+	if err != nil {
+		return ""
+	}
+	for _, ip := range ips {
+		if !ip.Unmap().IsLoopback() {
+			return listensOn
+		}
+	}
+	return ""
 }
 
 // checkURL refuses an endpoint flag that is not an http(s) URL.
@@ -108,7 +157,11 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 	// A handler may take as long as a parity answer with its retries, or a
 	// get_league_result wait; the write timeout must outlast both.
 	srvCfg := httprpc.ServerConfig{WriteTimeout: max(httprpc.DefaultWriteTimeout, 2*cfg.Timeouts.Choice+3*cfg.Timeouts.Generic),
-		MaxConns: cfg.Limits.Connections}
+		MaxConns:                       cfg.Limits.Connections,
+		MaxBodyBytesInFlight:           inFlightOf(cfg.Limits.BodyBytes),
+		MaxBodyBytesInFlightPerAddress: inFlightOf(cfg.Limits.BodyBytesPerAddress),
+		LimitLoopback:                  !cfg.Limits.ExemptLoopback,
+		TrustedProxies:                 f.proxies}
 	agent.mux.SetRateLimit(rateLimitOf(cfg, agent.trusted))
 	l := httprpc.ServeOn(ln, agent.mux, srvCfg, logger)
 	if agent.listening != nil {
@@ -118,7 +171,11 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 		_ = l.Close()
 		return runtimeErr(err)
 	}
-	logger.LogAttrs(ctx, slog.LevelInfo, "listening", slog.String("endpoint", endpoint))
+	attrs := []slog.Attr{slog.String("endpoint", endpoint)}
+	if len(f.proxies) > 0 {
+		attrs = append(attrs, slog.String("trusted_proxies", strings.Trim(fmt.Sprint(f.proxies), "[]")))
+	}
+	logger.LogAttrs(ctx, slog.LevelInfo, "listening", attrs...)
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -148,6 +205,15 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 		<-finished
 	}
 	return runErr
+}
+
+// inFlightOf is a limits.body_bytes* setting as httprpc.ServerConfig
+// takes it: there 0 is the default, and a negative number none.
+func inFlightOf(n int) int64 {
+	if n == 0 {
+		return -1
+	}
+	return int64(n)
 }
 
 // advertised is the endpoint to give others for a bound address: the

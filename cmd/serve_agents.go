@@ -68,6 +68,7 @@ type serveManagerOptions struct {
 	allowUnknownTokens bool
 	registrationWindow time.Duration
 	seed               uint64
+	openReferees       bool
 }
 
 // The registrations serve-manager takes by default: anyone may register,
@@ -108,6 +109,9 @@ first line of stdout.`,
 			}
 			if o.maxReferees < 0 {
 				return usagef(fmt.Errorf("--max-referees must be 0 (no limit) or more, got %d", o.maxReferees))
+			}
+			if err := o.checkOpenReferees(c.Context()); err != nil {
+				return err
 			}
 			window := cfg.Timeouts.Registration
 			if c.Flags().Changed("registration-window") {
@@ -176,6 +180,7 @@ first line of stdout.`,
 	c.Flags().StringVar(&o.db, "db", "", "SQLite database of the league (default leaguectl-<league-id>.db here; :memory: for a throwaway run); a restart on the same file resumes the league")
 	c.Flags().StringVar(&o.adminToken, "admin-token", "", "token that start_league and admin queries must carry (or "+adminTokenEnv+"); without one only this host may use them")
 	c.Flags().StringVar(&o.refereeToken, "referee-token", "", "token a referee's registration must carry (or "+refereeTokenEnv+"); without one any referee may register")
+	c.Flags().BoolVar(&o.openReferees, "open-referees", false, "let any referee register on a manager other machines can reach, without --referee-token (needed then: a referee decides the matches it is handed)")
 	c.Flags().IntVar(&o.minPlayers, "min-players", 0, "start by itself once this many players and a referee have registered (0: never)")
 	c.Flags().IntVar(&o.maxPlayers, "max-players", defaultMaxPlayers, "reject a player's registration once this many have registered (0: no limit)")
 	c.Flags().BoolVar(&o.allowUnknownTokens, "allow-unknown-tokens", false, "resume a league on --db even though its agents' tokens cannot be made again (its token key lost, or a database of leaguectl before the key): agents that refuse unsigned messages will refuse this manager's")
@@ -183,6 +188,27 @@ first line of stdout.`,
 	c.Flags().DurationVar(&o.registrationWindow, "registration-window", 0, "start this long after launch if at least 2 players and a referee have registered (0: no window; default timeouts.registration)")
 	seedFlag(c, &o.seed)
 	return c
+}
+
+// checkOpenReferees refuses a manager that other machines can reach and
+// that admits any referee, unless --open-referees says so: a referee
+// decides the matches it is handed, and anyone there could register one.
+// On loopback only the host's own users can.
+func (o *serveManagerOptions) checkOpenReferees(ctx context.Context) error {
+	token := refereeTokenFrom(o.refereeToken) != ""
+	if o.openReferees && token {
+		return usagef(errors.New("--open-referees lets any referee register, and a referee token (--referee-token or " +
+			refereeTokenEnv + ") admits only those that carry it: give one of them"))
+	}
+	if token || o.openReferees {
+		return nil
+	}
+	if why := o.server.reachableBeyondLoopback(ctx); why != "" {
+		return usagef(fmt.Errorf("other machines can reach this manager (%s), and without a referee token any of them may register "+
+			"a referee and decide matches: give --referee-token T (or %s) to the manager and its referees, or --open-referees to let any referee register",
+			why, refereeTokenEnv))
+	}
+	return nil
 }
 
 type serveRefereeOptions struct {

@@ -40,12 +40,32 @@ type Config struct {
 type Limits struct {
 	Rate  float64 `mapstructure:"rate"`
 	Burst int     `mapstructure:"burst"`
+	// RegistrationRate and RegistrationBurst bound the registrations of
+	// one address, whatever senders they name (0: no limit): a
+	// registration carries no token to tell one agent from a thousand.
+	RegistrationRate  float64 `mapstructure:"registration_rate"`
+	RegistrationBurst int     `mapstructure:"registration_burst"`
 	// Connections bounds the connections a server holds at once, one
 	// address at most three quarters of them (0: half the files the
 	// process may open, between 256 and 16,384; httprpc.ServerConfig).
 	// Like Rate, only servers of separate processes use it.
 	Connections int `mapstructure:"connections"`
+	// BodyBytes bounds the bytes of request bodies a server holds at
+	// once, and BodyBytesPerAddress those of one address (0: no bound;
+	// httprpc.ServerConfig): without them, connections × the 1 MiB body
+	// limit.
+	BodyBytes           int `mapstructure:"body_bytes"`
+	BodyBytesPerAddress int `mapstructure:"body_bytes_per_address"`
+	// ExemptLoopback spares loopback addresses every limit of one address
+	// (the address's rate, its registrations, its share of connections
+	// and of body bytes): a league on one host shares its address.
+	ExemptLoopback bool `mapstructure:"exempt_loopback"`
 }
+
+// MaxBodyBytes is the largest request body a server reads (the wire's
+// 1 MiB, httprpc.DefaultMaxBodyBytes): the least a bound of body bytes in
+// flight may be, or such a body would never be read.
+const MaxBodyBytes = 1 << 20
 
 // Timeouts bound how long the referee waits for each kind of call.
 type Timeouts struct {
@@ -101,8 +121,12 @@ func Default() Config {
 			ResetTimeout:     60 * time.Second,
 		},
 		// Far above what a league needs (a referee reports a few hundred
-		// results a second at most), and far below a flood.
-		Limits:  Limits{Rate: 1000, Burst: 1000},
+		// results a second at most), and far below a flood. Fifty agents
+		// of one host register at once, and five more a second after
+		// that; a thousand fake ones take minutes, not a second. 64 MiB
+		// of bodies at once, 16 from one address (httprpc's defaults).
+		Limits: Limits{Rate: 1000, Burst: 1000, RegistrationRate: 5, RegistrationBurst: 50,
+			BodyBytes: 64 << 20, BodyBytesPerAddress: 16 << 20, ExemptLoopback: true},
 		Scoring: Scoring{Win: 3, Draw: 1, Loss: 0},
 	}
 }
@@ -406,6 +430,9 @@ func decode(t reflect.Type, raw any) (reflect.Value, bool) {
 		return reflect.Value{}, false
 	}
 	switch t.Kind() {
+	case reflect.Bool:
+		b, ok := toBool(raw)
+		return reflect.ValueOf(b), ok
 	case reflect.Int:
 		n, ok := toInt(raw)
 		return reflect.ValueOf(n), ok
@@ -440,6 +467,20 @@ func toInt(raw any) (int, bool) {
 	return 0, false
 }
 
+// toBool accepts a boolean, or from the environment and flags "true" or
+// "false" (and the other spellings strconv.ParseBool takes): never a
+// number of a file, which says nothing of what it means.
+func toBool(raw any) (bool, bool) {
+	switch r := raw.(type) {
+	case bool:
+		return r, true
+	case string:
+		b, err := strconv.ParseBool(r)
+		return b, err == nil
+	}
+	return false, false
+}
+
 func toFloat(raw any) (float64, bool) {
 	switch r := raw.(type) {
 	case float64:
@@ -468,6 +509,8 @@ func typeProblem(f field, raw any, from string) string {
 					f.key, want, raw, raw, from)
 			}
 		}
+	case f.typ.Kind() == reflect.Bool:
+		want = "true or false"
 	case f.typ.Kind() == reflect.Int:
 		want = "an integer"
 	case f.typ.Kind() == reflect.Float64:
@@ -543,9 +586,21 @@ func (c Config) Validate() error {
 	} else if l.Rate > 0 && l.Burst < 1 {
 		p = append(p, fmt.Sprintf("limits.burst must be at least 1 when limits.rate is set, got %d", l.Burst))
 	}
+	if l := c.Limits; math.IsNaN(l.RegistrationRate) || math.IsInf(l.RegistrationRate, 0) || l.RegistrationRate < 0 {
+		p = append(p, fmt.Sprintf("limits.registration_rate must be 0 (no limit) or a positive number, got %v", l.RegistrationRate))
+	} else if l.RegistrationRate > 0 && l.RegistrationBurst < 1 {
+		p = append(p, fmt.Sprintf("limits.registration_burst must be at least 1 when limits.registration_rate is set, got %d", l.RegistrationBurst))
+	}
 	if c.Limits.Connections < 0 {
 		p = append(p, fmt.Sprintf("limits.connections must be 0 (from the open-file limit) or more, got %d", c.Limits.Connections))
 	}
+	bodyBytes := func(key string, n int) {
+		if n != 0 && n < MaxBodyBytes {
+			p = append(p, fmt.Sprintf("%s must be 0 (no bound) or at least %d, the largest request body, got %d", key, MaxBodyBytes, n))
+		}
+	}
+	bodyBytes("limits.body_bytes", c.Limits.BodyBytes)
+	bodyBytes("limits.body_bytes_per_address", c.Limits.BodyBytesPerAddress)
 
 	s := c.Scoring
 	if s.Win <= s.Loss {

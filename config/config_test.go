@@ -56,8 +56,9 @@ func TestDefault(t *testing.T) {
 	is.Equal(d.Breaker.FailureThreshold, 5)                // breaker.failure_threshold
 	is.Equal(d.Breaker.ResetTimeout, 60*time.Second)       // breaker.reset_timeout
 	is.Equal(d.Scoring, Scoring{Win: 3, Draw: 1, Loss: 0}) // scoring
-	is.Equal(d.Limits, Limits{Rate: 1000, Burst: 1000})    // limits
-	is.NoErr(d.Validate())                                 // defaults must be valid
+	is.Equal(d.Limits, Limits{Rate: 1000, Burst: 1000, RegistrationRate: 5, RegistrationBurst: 50,
+		BodyBytes: 64 << 20, BodyBytesPerAddress: 16 << 20, ExemptLoopback: true}) // limits
+	is.NoErr(d.Validate()) // defaults must be valid
 }
 
 func TestKeys(t *testing.T) {
@@ -66,9 +67,14 @@ func TestKeys(t *testing.T) {
 		"breaker.failure_threshold",
 		"breaker.reset_timeout",
 		"league_id",
+		"limits.body_bytes",
+		"limits.body_bytes_per_address",
 		"limits.burst",
 		"limits.connections",
+		"limits.exempt_loopback",
 		"limits.rate",
+		"limits.registration_burst",
+		"limits.registration_rate",
 		"retry.initial_delay",
 		"retry.max_delay",
 		"retry.max_retries",
@@ -119,6 +125,16 @@ scoring:
 				c.Retry.MaxRetries = 7
 				c.Retry.Multiplier = 1.5
 				c.Scoring.Win = 2
+			},
+		},
+		{
+			name:    "booleans and bytes",
+			file:    "league.yaml",
+			content: "limits:\n  exempt_loopback: false\n  body_bytes: 0\n  body_bytes_per_address: 4194304\n",
+			want: func(c *Config) {
+				c.Limits.ExemptLoopback = false
+				c.Limits.BodyBytes = 0
+				c.Limits.BodyBytesPerAddress = 4 << 20
 			},
 		},
 		{
@@ -233,23 +249,29 @@ func TestLoadPrecedence(t *testing.T) {
 func TestLoadEnvEveryKey(t *testing.T) {
 	is := is.New(t)
 	env := map[string]string{
-		"LEAGUECTL_LEAGUE_ID":                 "env.id",
-		"LEAGUECTL_TIMEOUTS_JOIN":             "300ms",
-		"LEAGUECTL_TIMEOUTS_CHOICE":           "31s",
-		"LEAGUECTL_TIMEOUTS_GENERIC":          "11s",
-		"LEAGUECTL_TIMEOUTS_REGISTRATION":     "1m",
-		"LEAGUECTL_TIMEOUTS_START_GRACE":      "3s",
-		"LEAGUECTL_RETRY_MAX_RETRIES":         "5",
-		"LEAGUECTL_RETRY_INITIAL_DELAY":       "1s",
-		"LEAGUECTL_RETRY_MULTIPLIER":          "1.25",
-		"LEAGUECTL_RETRY_MAX_DELAY":           "20s",
-		"LEAGUECTL_BREAKER_FAILURE_THRESHOLD": "2",
-		"LEAGUECTL_BREAKER_RESET_TIMEOUT":     "2m",
-		"LEAGUECTL_SCORING_WIN":               "5",
-		"LEAGUECTL_SCORING_DRAW":              "2",
-		"LEAGUECTL_SCORING_LOSS":              "-1",
-		"LEAGUECTL_LIMITS_RATE":               "2.5",
-		"LEAGUECTL_LIMITS_BURST":              "7",
+		"LEAGUECTL_LEAGUE_ID":                     "env.id",
+		"LEAGUECTL_TIMEOUTS_JOIN":                 "300ms",
+		"LEAGUECTL_TIMEOUTS_CHOICE":               "31s",
+		"LEAGUECTL_TIMEOUTS_GENERIC":              "11s",
+		"LEAGUECTL_TIMEOUTS_REGISTRATION":         "1m",
+		"LEAGUECTL_TIMEOUTS_START_GRACE":          "3s",
+		"LEAGUECTL_RETRY_MAX_RETRIES":             "5",
+		"LEAGUECTL_RETRY_INITIAL_DELAY":           "1s",
+		"LEAGUECTL_RETRY_MULTIPLIER":              "1.25",
+		"LEAGUECTL_RETRY_MAX_DELAY":               "20s",
+		"LEAGUECTL_BREAKER_FAILURE_THRESHOLD":     "2",
+		"LEAGUECTL_BREAKER_RESET_TIMEOUT":         "2m",
+		"LEAGUECTL_SCORING_WIN":                   "5",
+		"LEAGUECTL_SCORING_DRAW":                  "2",
+		"LEAGUECTL_SCORING_LOSS":                  "-1",
+		"LEAGUECTL_LIMITS_RATE":                   "2.5",
+		"LEAGUECTL_LIMITS_BURST":                  "7",
+		"LEAGUECTL_LIMITS_REGISTRATION_RATE":      "0.5",
+		"LEAGUECTL_LIMITS_REGISTRATION_BURST":     "3",
+		"LEAGUECTL_LIMITS_CONNECTIONS":            "300",
+		"LEAGUECTL_LIMITS_BODY_BYTES":             "2097152",
+		"LEAGUECTL_LIMITS_BODY_BYTES_PER_ADDRESS": "1048576",
+		"LEAGUECTL_LIMITS_EXEMPT_LOOPBACK":        "false",
 	}
 	cfg, err := Load(LoadOptions{Env: envMap(env)})
 	is.NoErr(err)
@@ -260,7 +282,8 @@ func TestLoadEnvEveryKey(t *testing.T) {
 		Retry:   Retry{MaxRetries: 5, InitialDelay: time.Second, Multiplier: 1.25, MaxDelay: 20 * time.Second},
 		Breaker: Breaker{FailureThreshold: 2, ResetTimeout: 2 * time.Minute},
 		Scoring: Scoring{Win: 5, Draw: 2, Loss: -1},
-		Limits:  Limits{Rate: 2.5, Burst: 7},
+		Limits: Limits{Rate: 2.5, Burst: 7, RegistrationRate: 0.5, RegistrationBurst: 3, Connections: 300,
+			BodyBytes: 2 << 20, BodyBytesPerAddress: 1 << 20, ExemptLoopback: false},
 	}) // every key can be set from the environment
 }
 
@@ -349,6 +372,17 @@ func TestLoadErrors(t *testing.T) {
 			name: "env bare number duration is not special",
 			env:  map[string]string{"LEAGUECTL_TIMEOUTS_CHOICE": "30"},
 			want: []string{`timeouts.choice: expected a duration such as "300ms" or "2s", got "30" (from environment variable LEAGUECTL_TIMEOUTS_CHOICE)`},
+		},
+		{
+			name:    "file boolean as a number or a word",
+			file:    "c.yaml",
+			content: "limits:\n  exempt_loopback: 0\n",
+			want:    []string{`limits.exempt_loopback: expected true or false, got 0 (from file "FILE")`},
+		},
+		{
+			name: "env boolean",
+			env:  map[string]string{"LEAGUECTL_LIMITS_EXEMPT_LOOPBACK": "nope"},
+			want: []string{`limits.exempt_loopback: expected true or false, got "nope" (from environment variable LEAGUECTL_LIMITS_EXEMPT_LOOPBACK)`},
 		},
 		{
 			name: "env int",
@@ -475,6 +509,18 @@ func TestValidate(t *testing.T) {
 		{"limits.rate negative", func(c *Config) { c.Limits.Rate = -1 }, []string{"limits.rate must be 0 (no limit) or a positive number, got -1"}},
 		{"limits.burst zero", func(c *Config) { c.Limits.Burst = 0 }, []string{"limits.burst must be at least 1 when limits.rate is set, got 0"}},
 		{"limits.connections negative", func(c *Config) { c.Limits.Connections = -1 }, []string{"limits.connections must be 0 (from the open-file limit) or more, got -1"}},
+		{"limits.registration_rate negative", func(c *Config) { c.Limits.RegistrationRate = -1 },
+			[]string{"limits.registration_rate must be 0 (no limit) or a positive number, got -1"}},
+		{"limits.registration_rate NaN", func(c *Config) { c.Limits.RegistrationRate = math.NaN() },
+			[]string{"limits.registration_rate must be 0 (no limit) or a positive number, got NaN"}},
+		{"limits.registration_burst zero", func(c *Config) { c.Limits.RegistrationBurst = 0 },
+			[]string{"limits.registration_burst must be at least 1 when limits.registration_rate is set, got 0"}},
+		{"limits.registration_burst zero without a rate", func(c *Config) { c.Limits.RegistrationRate, c.Limits.RegistrationBurst = 0, 0 }, nil},
+		{"limits.body_bytes below one body", func(c *Config) { c.Limits.BodyBytes = MaxBodyBytes - 1 },
+			[]string{"limits.body_bytes must be 0 (no bound) or at least 1048576, the largest request body, got 1048575"}},
+		{"limits.body_bytes_per_address below one body", func(c *Config) { c.Limits.BodyBytesPerAddress = 1000 },
+			[]string{"limits.body_bytes_per_address must be 0 (no bound) or at least 1048576, the largest request body, got 1000"}},
+		{"limits.body_bytes one body ok", func(c *Config) { c.Limits.BodyBytes, c.Limits.BodyBytesPerAddress = MaxBodyBytes, MaxBodyBytes }, nil},
 		{"league_id 64 chars ok", func(c *Config) { c.LeagueID = strings.Repeat("a", 64) }, nil},
 		{"league_id 65 chars", func(c *Config) { c.LeagueID = strings.Repeat("a", 65) }, []string{"league_id must be at most 64 characters, got 65"}},
 		{"league_id all allowed chars", func(c *Config) { c.LeagueID = "Az09_-." }, nil},

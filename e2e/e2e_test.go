@@ -741,10 +741,12 @@ func TestRefereeTokenAcrossProcesses(t *testing.T) {
 // TestConnectionLimitAcrossProcesses: serve-manager --limits.connections
 // reaches the server: with 2, one address holds one connection (three
 // quarters of 2), one more from it is closed at once and logged, and
-// another address has the room left.
+// another address has the room left. Loopback addresses, spared by
+// default, are held to it with --limits.exempt-loopback=false.
 func TestConnectionLimitAcrossProcesses(t *testing.T) {
 	is := is.New(t)
-	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--db", ":memory:", "--limits.connections", "2")
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--db", ":memory:", "--limits.connections", "2",
+		"--limits.exempt-loopback=false")
 	hostPort := strings.TrimSuffix(strings.TrimPrefix(mgr.endpoint, "http://"), "/mcp")
 	healthy := func(from string) bool {
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
@@ -772,6 +774,35 @@ func TestConnectionLimitAcrossProcesses(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestRegistrationLimitAcrossProcesses: serve-manager's registration
+// limit reaches the server, and LEAGUECTL_LIMITS_EXEMPT_LOOPBACK=false
+// holds loopback to it: past --limits.registration-burst, a registration
+// is answered E014, whatever sender it names.
+func TestRegistrationLimitAcrossProcesses(t *testing.T) {
+	is := is.New(t)
+	t.Setenv("LEAGUECTL_LIMITS_EXEMPT_LOOPBACK", "false")
+	mgr := startServer(t, "manager", "serve-manager", "--port", "0", "--db", ":memory:",
+		"--limits.registration-burst", "3", "--limits.registration-rate", "0.001")
+	var answers []string
+	for i := range 4 {
+		body := `{"jsonrpc":"2.0","method":"register_player","id":1,"params":{"protocol":"league.v2",` +
+			`"message_type":"LEAGUE_REGISTER_REQUEST","sender":"player:pending","timestamp":"2026-11-21T12:00:00Z",` +
+			`"conversation_id":"c","player_meta":{"display_name":"Fake","version":"1","game_types":["even_odd"],` +
+			fmt.Sprintf(`"contact_endpoint":"http://198.51.100.1:%d/mcp"}}}`, 9000+i)
+		resp, err := http.Post(mgr.endpoint, "application/json", strings.NewReader(body))
+		is.NoErr(err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		is.NoErr(err)
+		answers = append(answers, string(b))
+	}
+	for _, a := range answers[:3] {
+		is.True(strings.Contains(a, `"status":"ACCEPTED"`)) // within the burst
+	}
+	is.True(strings.Contains(answers[3], `"error_code":"E014"`)) // past it
+	is.Equal(status(t, mgr.endpoint)["players"], 3.0)
 }
 
 // TestAssignedIDInLogs: agents started without --id log as role:pending

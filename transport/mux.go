@@ -299,10 +299,13 @@ func (m *Mux) logRefused(ctx context.Context, r *Request, err error) {
 		return
 	}
 	e := protocol.ToRPCError(err)
-	m.logger.LogAttrs(ctx, slog.LevelDebug, "request refused",
-		slog.String("method", protocol.Clip(r.Method)), slog.Int("code", e.Code),
+	attrs := []slog.Attr{slog.String("method", protocol.Clip(r.Method)), slog.Int("code", e.Code),
 		slog.String("error_code", string(e.LeagueCode())), slog.String("reason", e.Message),
-		slog.String("peer", r.Peer.Addr))
+		slog.String("peer", r.Peer.Addr)}
+	if r.Peer.Via != "" {
+		attrs = append(attrs, slog.String("via", r.Peer.Via))
+	}
+	m.logger.LogAttrs(ctx, slog.LevelDebug, "request refused", attrs...)
 }
 
 func methodNotFound(method string) *protocol.RPCError {

@@ -170,13 +170,14 @@ func TestRetriesWithinDeadline(t *testing.T) {
 
 // TestRateLimit: a sender over its rate gets E014 (retryable); another
 // sender is not held back; requests without a sender count against their
-// address, and so does every request, at AddressFactor times the rate.
+// address, and so does every request, at AddressFactor times the rate
+// (here on loopback too, which is otherwise spared its address's budget).
 func TestRateLimit(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		m := transport.NewMux(nil)
 		m.HandleFunc("ping", func(context.Context, *transport.Request) (any, error) { return "pong", nil })
-		m.SetRateLimit(transport.RateLimit{PerSecond: 0.001, Burst: 2})
+		m.SetRateLimit(transport.RateLimit{PerSecond: 0.001, Burst: 2, LimitLoopback: true})
 		ep := n.Serve(t, "limited", m)
 		c := n.Client(time.Second)
 		as := func(sender string) error {
@@ -207,7 +208,7 @@ func TestRateLimit(t *testing.T) {
 
 		// A tools/call whose params cannot be read is limited too.
 		fresh := transport.NewMux(nil)
-		fresh.SetRateLimit(transport.RateLimit{PerSecond: 0.001, Burst: 2})
+		fresh.SetRateLimit(transport.RateLimit{PerSecond: 0.001, Burst: 2, LimitLoopback: true})
 		bad := n.Serve(t, "limited-tools", fresh)
 		codes := make([]protocol.Code, 3)
 		for i := range codes {

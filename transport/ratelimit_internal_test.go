@@ -216,3 +216,103 @@ func TestRateLimitRefusedByTheAddressAddsNothing(t *testing.T) {
 	}
 	is.Equal(len(l.byKey), size) // nothing added
 }
+
+// registration is a registration request as the Mux leaves it for the
+// limiter: its type resolved, or (a request it could not read) only its
+// method and params.
+func registration(t protocol.MessageType, method, params string) *Request {
+	return &Request{Type: t, Method: method, Params: []byte(params),
+		Env: &protocol.Envelope{Sender: "player:pending"}}
+}
+
+// TestRateLimitRegistrationsPerAddress: the registrations of one address
+// are a class of their own, counted by address whatever sender they name
+// (every one of them may say player:pending), by every method that
+// carries one, read or not: over the burst, E014 with the context every
+// E014 has, and a refused registration spends nothing of the address's
+// other budgets. Another address has its own.
+func TestRateLimitRegistrationsPerAddress(t *testing.T) {
+	is := is.New(t)
+	l := fixedLimiters(RateLimit{PerSecond: 1000, Burst: 1000, RegistrationPerSecond: 5, RegistrationBurst: 50})
+	flood := Peer{Network: "http", Addr: "203.0.113.9:4000"}
+	ways := []*Request{
+		registration(protocol.TypeLeagueRegisterRequest, "register_player", `{}`),
+		registration(protocol.TypeRefereeRegisterRequest, "REFEREE_REGISTER_REQUEST", `{}`),
+		registration("", "LEAGUE_REGISTER_REQUEST", `{"player_meta":7}`),                          // unreadable
+		registration("", "mcp_message", `{"message_type":"REFEREE_REGISTER_REQUEST","sender":1}`), // unreadable, by message_type
+		registration("", protocol.MethodManualRegister, `{}`),
+	}
+	for i := range 50 {
+		is.NoErr(l.allowRequest(ways[i%len(ways)], flood)) // within the burst
+	}
+	for _, r := range ways {
+		err := l.allowRequest(r, flood)
+		is.Equal(protocol.CodeOf(err), protocol.ErrRateLimitExceeded) // r.Method, over the burst
+		is.Equal(err.Error(), "E014 RATE_LIMIT_EXCEEDED: more than 5 registrations per second from address 203.0.113.9")
+		is.Equal(err.(*protocol.Error).Context, map[string]any{"limit": "5 requests/sec", "limit_per_second": 5.0,
+			"burst": 50, "retry_after_sec": int64(1), "retry_after_ms": int64(200)})
+	}
+	// Refused ones add no sender to the table, whatever they name.
+	size := len(l.byKey)
+	for i := range 100 {
+		r := registration(protocol.TypeLeagueRegisterRequest, "register_player", `{}`)
+		r.Env.Sender = fmt.Sprintf("player:X%d", i)
+		is.Equal(protocol.CodeOf(l.allowRequest(r, flood)), protocol.ErrRateLimitExceeded)
+	}
+	is.Equal(len(l.byKey), size)
+	// The refused ones spent nothing: the address's other requests, even
+	// as player:pending, have their budgets whole but for the 50.
+	for range 1000 - 50 {
+		is.NoErr(l.allowRequest(from("player:pending"), flood))
+	}
+	is.NoErr(l.allowRequest(registration(protocol.TypeLeagueRegisterRequest, "register_player", `{}`),
+		Peer{Network: "http", Addr: "203.0.113.10:4000"})) // another address
+	is.NoErr(l.allowRequest(&Request{Type: protocol.TypeLeagueQuery, Method: "league_query",
+		Env: &protocol.Envelope{Sender: "player:P01"}}, flood)) // not a registration
+
+	// Without a rate of requests, registrations are limited all the same.
+	l = fixedLimiters(RateLimit{RegistrationPerSecond: 1, RegistrationBurst: 1})
+	is.NoErr(l.allowRequest(ways[0], flood))
+	is.Equal(protocol.CodeOf(l.allowRequest(ways[0], flood)), protocol.ErrRateLimitExceeded)
+	for range 5000 {
+		is.NoErr(l.allowRequest(from("player:P01"), flood)) // nothing else is
+	}
+}
+
+// TestRateLimitLoopbackExempt: a loopback peer (a league on one host, the
+// bus) spends no budget of its address, the registrations' included,
+// unless LimitLoopback; a sender's own budget holds all the same.
+func TestRateLimitLoopbackExempt(t *testing.T) {
+	lim := RateLimit{PerSecond: 1, Burst: 2, RegistrationPerSecond: 1, RegistrationBurst: 2}
+	for _, peer := range []Peer{{Network: "http", Addr: "127.0.0.1:5000", Loopback: true},
+		{Network: "http", Addr: "[::1]:5000", Loopback: true}, {Network: "mem", Addr: "mem", Loopback: true}} {
+		t.Run(peer.Addr, func(t *testing.T) {
+			is := is.New(t)
+			l := fixedLimiters(lim)
+			for i := range 10 * AddressFactor {
+				is.NoErr(l.allowRequest(from(fmt.Sprintf("player:P%d", i)), peer)) // no address budget
+			}
+			reg := registration(protocol.TypeLeagueRegisterRequest, "register_player", `{}`)
+			reg.Env.Sender = "player:P01"
+			for i := range 100 {
+				r := *reg
+				r.Env = &protocol.Envelope{Sender: fmt.Sprintf("player:R%d", i)}
+				is.NoErr(l.allowRequest(&r, peer)) // no registration budget
+			}
+			is.NoErr(l.allowRequest(from("referee:REF01"), peer))
+			is.NoErr(l.allowRequest(from("referee:REF01"), peer))
+			is.Equal(protocol.CodeOf(l.allowRequest(from("referee:REF01"), peer)), protocol.ErrRateLimitExceeded) // its own budget
+
+			lim := lim
+			lim.LimitLoopback = true
+			l = fixedLimiters(lim)
+			is.NoErr(l.allowRequest(reg, peer))
+			r := *reg
+			r.Env = &protocol.Envelope{Sender: "player:P02"}
+			is.NoErr(l.allowRequest(&r, peer))
+			r.Env = &protocol.Envelope{Sender: "player:P03"}
+			err := l.allowRequest(&r, peer)
+			is.True(strings.Contains(err.Error(), "registrations per second from address ")) // limited when told
+		})
+	}
+}

@@ -22,6 +22,9 @@ type Peer struct {
 	Network  string // "mem" or "http"
 	Addr     string // remote address; "mem" on the bus
 	Loopback bool   // the same host: always on the bus, loopback IPs on HTTP
+	// Via is the address of the trusted proxy the request came through,
+	// when Addr is the client's address the proxy gave; "" otherwise.
+	Via string
 }
 
 // Request is one league request as a handler sees it.

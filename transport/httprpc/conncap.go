@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // capListener holds at most limit connections at once, and one address
-// at most perAddress(limit) of them. One more is closed as soon as it is
+// at most perAddress(limit) of them (an address peers.exempt spares is
+// held to the first bound only). One more is closed as soon as it is
 // accepted rather than left waiting in the backlog (as
 // netutil.LimitListener does): a client refused at once can try again or
 // fail, and a flood from one address cannot keep the others waiting
@@ -19,6 +21,7 @@ import (
 type capListener struct {
 	net.Listener
 	limit  int
+	peers  peers
 	logger *slog.Logger
 
 	mu        sync.Mutex
@@ -30,8 +33,8 @@ type capListener struct {
 	loggedAt time.Time
 }
 
-func newCapListener(ln net.Listener, limit int, logger *slog.Logger) *capListener {
-	return &capListener{Listener: ln, limit: limit, logger: logger, byAddress: map[string]int{}}
+func newCapListener(ln net.Listener, limit int, ps peers, logger *slog.Logger) *capListener {
+	return &capListener{Listener: ln, limit: limit, peers: ps, logger: logger, byAddress: map[string]int{}}
 }
 
 // perAddress is the share of maxConns one address may hold.
@@ -49,20 +52,27 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		address := transport.AddressOf(transport.Peer{Addr: c.RemoteAddr().String()})
-		if l.admit(address) {
-			return &heldConn{Conn: c, release: func() { l.release(address) }}, nil
+		remote := c.RemoteAddr().String()
+		address := transport.AddressOf(transport.Peer{Addr: remote})
+		ap, err := netip.ParseAddrPort(remote)
+		exempt := err == nil && l.peers.exempt(ap.Addr())
+		if l.admit(address, exempt) {
+			return &heldConn{Conn: c, release: func() { l.release(address, exempt) }}, nil
 		}
 		_ = c.Close()
 	}
 }
 
-func (l *capListener) admit(address string) bool {
+// admit takes a connection from address, within the share of one
+// address unless exempt.
+func (l *capListener) admit(address string, exempt bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.held < l.limit && l.byAddress[address] < perAddress(l.limit) {
+	if l.held < l.limit && (exempt || l.byAddress[address] < perAddress(l.limit)) {
 		l.held++
-		l.byAddress[address]++
+		if !exempt {
+			l.byAddress[address]++
+		}
 		return true
 	}
 	l.refused++
@@ -76,10 +86,13 @@ func (l *capListener) admit(address string) bool {
 	return false
 }
 
-func (l *capListener) release(address string) {
+func (l *capListener) release(address string, exempt bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.held--
+	if exempt {
+		return
+	}
 	if n := l.byAddress[address] - 1; n > 0 {
 		l.byAddress[address] = n
 	} else {

@@ -65,10 +65,11 @@ func (c *capConn) serves(t *testing.T, health bool) bool {
 // one address three quarters of them, so that a flood from one address
 // leaves room for the others; one more is closed as soon as it is
 // accepted, while those held are served, whatever they ask. A closed one
-// gives its room back.
+// gives its room back. (The addresses are loopback ones, told to count
+// as any other.)
 func TestConnectionCap(t *testing.T) {
 	is := is.New(t)
-	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{MaxConns: 4})
+	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{MaxConns: 4, LimitLoopback: true})
 	var held []*capConn
 	for range 3 {
 		c := dialFrom(t, "127.0.0.1", addr)
@@ -96,4 +97,16 @@ func TestConnectionCap(t *testing.T) {
 	}
 	is.True(!dialFrom(t, "127.0.0.1", addr).serves(t, false)) // the new one counts
 	is.True(health.serves(t, true))                           // and is served, kept alive
+}
+
+// TestConnectionCapLoopbackExempt: by default a loopback address (the
+// agents of a league on one host) has no share of one address, only the
+// server's cap: it may hold every connection.
+func TestConnectionCapLoopbackExempt(t *testing.T) {
+	is := is.New(t)
+	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{MaxConns: 4})
+	for range 4 {
+		is.True(dialFrom(t, "127.0.0.1", addr).serves(t, false)) // past three quarters
+	}
+	is.True(!dialFrom(t, "127.0.0.2", addr).serves(t, false)) // the server's cap holds
 }

@@ -53,6 +53,24 @@ type ServerConfig struct {
 	// transport.AddressOf) may hold at most three quarters of them, which
 	// leaves room for the others when one floods.
 	MaxConns int
+	// MaxBodyBytesInFlight bounds the bytes of request bodies held at
+	// once, each from its head to its answer (default 64 MiB; negative:
+	// no bound), and MaxBodyBytesInFlightPerAddress those of one address
+	// (default 16 MiB; negative: no bound). Each is at least MaxBodyBytes,
+	// so that a body the limit takes can be taken. A body over either is
+	// answered 503, E016, retryable, before it is read.
+	MaxBodyBytesInFlight           int64
+	MaxBodyBytesInFlightPerAddress int64
+	// LimitLoopback applies the limits of one address (its share of
+	// connections and of bytes in flight) to loopback addresses too;
+	// without it they are exempt, since a league on one host is its own.
+	LimitLoopback bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client: a request from one of them is the client's, for every
+	// limit of an address and for transport.Peer (whose Via keeps the
+	// proxy's address). A proxy's own connections have no share of one
+	// address. Without any, X-Forwarded-For is not read.
+	TrustedProxies []netip.Prefix
 }
 
 // Defaults of ServerConfig.
@@ -63,6 +81,13 @@ const (
 	DefaultWriteTimeout      = 90 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
 	DefaultMaxHeaderBytes    = 64 << 10
+	// A league's messages are a few kilobytes, the largest (a round's
+	// standings at 1000 players) a few hundred: 64 bodies of the largest
+	// size at once is far more than a league sends, and bounds a flood
+	// to a small part of any machine's memory. One address may take a
+	// quarter of it, so that four are needed to fill it.
+	DefaultMaxBodyBytesInFlight           = 64 * DefaultMaxBodyBytes // 64 MiB
+	DefaultMaxBodyBytesInFlightPerAddress = 16 * DefaultMaxBodyBytes // 16 MiB
 )
 
 func (c ServerConfig) withDefaults() ServerConfig {
@@ -87,7 +112,21 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	if c.MaxConns <= 0 {
 		c.MaxConns = DefaultMaxConns()
 	}
+	c.MaxBodyBytesInFlight = inFlight(c.MaxBodyBytesInFlight, DefaultMaxBodyBytesInFlight, c.MaxBodyBytes)
+	c.MaxBodyBytesInFlightPerAddress = inFlight(c.MaxBodyBytesInFlightPerAddress, DefaultMaxBodyBytesInFlightPerAddress, c.MaxBodyBytes)
 	return c
+}
+
+// inFlight is a bound of bytes in flight: the default for 0, none (0)
+// for a negative one, and at least one body of the body limit.
+func inFlight(n, def, body int64) int64 {
+	switch {
+	case n < 0:
+		return 0
+	case n == 0:
+		n = def
+	}
+	return max(n, body)
 }
 
 // DefaultMaxConns is the connections a server serves at once by default:
@@ -110,9 +149,21 @@ func connsFor(files uint64) int {
 // which net/http's server takes as such; a middleware that recovers
 // panics must let it through.
 func NewHandler(h transport.Handler, cfg ServerConfig) http.Handler {
+	mux, _ := newHandler(h, cfg, nil)
+	return mux
+}
+
+// newHandler is NewHandler, logging through logger, with the budget of
+// its bodies.
+func newHandler(h transport.Handler, cfg ServerConfig, logger *slog.Logger) (http.Handler, *bodyBudget) {
 	cfg = cfg.withDefaults()
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	budget := newBodyBudget(cfg.MaxBodyBytesInFlight, cfg.MaxBodyBytesInFlightPerAddress, logger)
 	mux := http.NewServeMux()
-	mux.Handle("POST "+Path, &rpcHandler{h: h, limit: cfg.MaxBodyBytes})
+	mux.Handle("POST "+Path, &rpcHandler{h: h, limit: cfg.MaxBodyBytes, budget: budget,
+		peers: peers{proxies: cfg.TrustedProxies, limitLoopback: cfg.LimitLoopback}})
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "POST")
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "use POST " + Path + " with a JSON-RPC 2.0 body"})
@@ -127,18 +178,38 @@ func NewHandler(h transport.Handler, cfg ServerConfig) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found: league.v2 is served at POST " + Path})
 	})
-	return mux
+	return mux, budget
 }
 
 // rpcHandler serves POST /mcp.
 type rpcHandler struct {
-	h     transport.Handler
-	limit int64
+	h      transport.Handler
+	limit  int64
+	budget *bodyBudget
+	peers  peers
 }
 
 func (rh *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rh.limit))
+	peer, ip := rh.peers.peerOf(r)
+	bb := &budgetedBody{r: http.MaxBytesReader(w, r.Body, rh.limit), b: rh.budget, limit: rh.limit,
+		client: transport.AddressOf(peer), via: peer.Via}
+	if !ip.IsValid() || !rh.peers.exempt(ip) {
+		bb.address = bb.client
+	}
+	defer bb.close()
+	if err := bb.open(r.ContentLength); err != nil {
+		rh.budget.writeOverBudget(w, err)
+		return
+	}
+	body, err := io.ReadAll(bb)
 	if err != nil {
+		if _, ok := errors.AsType[errOverBudget](err); ok {
+			// The rest of the body is not read: where the next request
+			// starts is unknown.
+			w.Header().Set("Connection", "close")
+			rh.budget.writeOverBudget(w, err)
+			return
+		}
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			e := protocol.NewRPCError(protocol.CodeInvalidRequest,
 				"Invalid Request: body larger than "+strconv.FormatInt(rh.limit, 10)+" bytes")
@@ -162,21 +233,13 @@ func (rh *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRaw(w, http.StatusBadRequest, protocol.AppendError(nil, nil, e))
 		return
 	}
-	reply := transport.ServeJSON(r.Context(), rh.h, body, peerOf(r))
+	reply := transport.ServeJSON(r.Context(), rh.h, body, peer)
+	bb.close()
 	if reply == nil {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	writeRaw(w, http.StatusOK, reply)
-}
-
-// peerOf is the peer of a request.
-func peerOf(r *http.Request) transport.Peer {
-	p := transport.Peer{Network: "http", Addr: r.RemoteAddr}
-	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		p.Loopback = ap.Addr().Unmap().IsLoopback()
-	}
-	return p
 }
 
 // writeRaw writes a JSON body with its length, so that it goes out in one
@@ -225,7 +288,11 @@ type Listener struct {
 	endpoint string
 	done     chan struct{} // closed when Serve has returned
 	active   inflight
+	bodies   *bodyBudget
 }
+
+// BodyBytes is what the request bodies of l hold, and have held at most.
+func (l *Listener) BodyBytes() BodyBytes { return l.bodies.stats() }
 
 // Serve binds addr ("127.0.0.1:0" for a free port) and serves h on it
 // until Shutdown or Close.
@@ -243,9 +310,11 @@ func ServeOn(ln net.Listener, h transport.Handler, cfg ServerConfig, logger *slo
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	capped := newCapListener(ln, cfg.MaxConns, logger)
+	capped := newCapListener(ln, cfg.MaxConns, peers{proxies: cfg.TrustedProxies, limitLoopback: cfg.LimitLoopback}, logger)
 	l := &Listener{endpoint: EndpointFor(ln.Addr()), done: make(chan struct{})}
-	l.srv = NewServer(ln.Addr().String(), NewHandler(h, cfg), cfg, logger)
+	var handler http.Handler
+	handler, l.bodies = newHandler(h, cfg, logger)
+	l.srv = NewServer(ln.Addr().String(), handler, cfg, logger)
 	l.srv.ConnState = l.active.connState
 	go func() {
 		defer close(l.done)
