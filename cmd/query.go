@@ -1,12 +1,14 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -30,6 +32,8 @@ type queryOptions struct {
 	manager     string
 	leagueIDSet bool // --league-id was given
 	player      string
+	round       int
+	roundSet    bool // --round was given
 	adminToken  string
 	as, token   string
 	output      string
@@ -49,6 +53,7 @@ func newQueryCmd(ro *rootOptions) *cobra.Command {
 token from the manager's own host) or as a registered agent (--as ID --token T,
 where ID is P01 or REF01, or player:P01 / referee:REF01).`,
 		Example: `  leaguectl query standings --manager http://127.0.0.1:8000/mcp
+  leaguectl query schedule --manager http://127.0.0.1:8000/mcp --round 2 --player P01
   leaguectl query next-match --manager http://127.0.0.1:8000/mcp --as P01 --token tok_player_P01_…`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: words,
@@ -58,11 +63,13 @@ where ID is P01 or REF01, or player:P01 / referee:REF01).`,
 				return err
 			}
 			o.leagueIDSet = c.Flags().Changed("league-id")
+			o.roundSet = c.Flags().Changed("round")
 			return runtimeErr(runQuery(c.Context(), o, args[0], cfg))
 		},
 	}
 	c.Flags().StringVar(&o.manager, "manager", "", "the league manager's endpoint (required)")
-	c.Flags().StringVar(&o.player, "player", "", "the player of next-match and player-stats (default: --as)")
+	c.Flags().StringVar(&o.player, "player", "", "the player of next-match and player-stats (default: --as); of schedule, only that player's matches")
+	c.Flags().IntVar(&o.round, "round", 0, "schedule: only this round (default: every round, asked for a part at a time)")
 	c.Flags().StringVar(&o.adminToken, "admin-token", "", "the manager's admin token (or "+adminTokenEnv+")")
 	c.Flags().StringVar(&o.as, "as", "", "ask as this registered agent")
 	c.Flags().StringVar(&o.token, "token", "", "the auth token of --as")
@@ -91,13 +98,19 @@ func runQuery(ctx context.Context, o *queryOptions, word string, cfg config.Conf
 	if (qt == protocol.QueryNextMatch || qt == protocol.QueryPlayerStats) && o.player == "" && o.as == "" {
 		return usagef(fmt.Errorf("query %s needs the player: --player ID (or --as ID --token T)", word))
 	}
+	if o.roundSet && qt != protocol.QuerySchedule {
+		return usagef(fmt.Errorf("--round goes with query schedule, not %s", word))
+	}
+	if o.roundSet && o.round < 1 {
+		return usagef(fmt.Errorf("--round must be 1 or more, got %d", o.round))
+	}
 	q := &protocol.LeagueQuery{
 		Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeLeagueQuery,
 			ConversationID: "conv-query-" + word},
 		QueryType: qt,
 	}
-	if o.player != "" {
-		q.QueryParams = &protocol.QueryParams{PlayerID: o.player}
+	if o.player != "" || o.round != 0 {
+		q.QueryParams = &protocol.QueryParams{PlayerID: o.player, RoundID: o.round}
 	}
 	if id, given := leagueIDGiven(o.leagueIDSet, cfg); given {
 		q.LeagueID = id // another league than the manager's is E008
@@ -112,31 +125,163 @@ func runQuery(ctx context.Context, o *queryOptions, word string, cfg config.Conf
 	} else if t := adminTokenFrom(o.adminToken); t != "" {
 		q.AuthToken = t
 	}
-	var raw jsontext.Value
-	if err := newHTTPCaller(cfg).Call(ctx, o.manager, method, q, &raw); err != nil {
+	client := newHTTPCaller(cfg)
+	ask := func(q *protocol.LeagueQuery) (raw, data jsontext.Value, err error) {
+		if err := callBusy(ctx, func() error { return client.Call(ctx, o.manager, method, q, &raw) }); err != nil {
+			return nil, nil, err
+		}
+		var resp struct {
+			protocol.LeagueQueryResponse
+			Data  jsontext.Value     `json:"data"`
+			Error *league.QueryError `json:"error"`
+		}
+		if err := json.Unmarshal(raw, &resp); err != nil {
+			return nil, nil, &exitError{code: ExitRuntime, err: fmt.Errorf("manager's answer: %w", err)}
+		}
+		if !resp.Success {
+			msg := "query failed"
+			var code protocol.Code
+			if resp.Error != nil {
+				msg, code = resp.Error.Message, resp.Error.ErrorCode
+			}
+			return nil, nil, &protocol.Error{Code: orCode(code, protocol.ErrInvalidMessageFormat), Detail: msg}
+		}
+		return raw, resp.Data, nil
+	}
+	raw, data, err := ask(q)
+	if err != nil {
 		return err
 	}
-	var resp struct {
-		protocol.LeagueQueryResponse
-		Data  jsontext.Value     `json:"data"`
-		Error *league.QueryError `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		return &exitError{code: ExitRuntime, err: fmt.Errorf("manager's answer: %w", err)}
-	}
-	if !resp.Success {
-		msg := "query failed"
-		var code protocol.Code
-		if resp.Error != nil {
-			msg, code = resp.Error.Message, resp.Error.ErrorCode
+	if qt == protocol.QuerySchedule && o.round == 0 {
+		if raw, data, err = wholeSchedule(ask, q, raw, data); err != nil {
+			return err
 		}
-		return &protocol.Error{Code: orCode(code, protocol.ErrInvalidMessageFormat), Detail: msg}
 	}
 	if o.output == "json" {
 		_, err := o.stdout.Write(append(raw, '\n'))
 		return err
 	}
-	return writeQueryTable(o.stdout, qt, resp.Data)
+	return writeQueryTable(o.stdout, qt, data)
+}
+
+// wholeSchedule is the whole schedule of a manager that answered q, a
+// GET_SCHEDULE of every round, with its first part (raw, and its data):
+// the rounds of each answer, until one has no next_round_id, asked for
+// round by round; as one answer, the first, whose data holds every round.
+func wholeSchedule(ask func(*protocol.LeagueQuery) (raw, data jsontext.Value, err error), q *protocol.LeagueQuery,
+	raw, data jsontext.Value) (jsontext.Value, jsontext.Value, error) {
+	type part struct {
+		Rounds []jsontext.Value `json:"rounds"`
+		Next   int              `json:"next_round_id"`
+	}
+	var p part
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, nil, runtimeErr(fmt.Errorf("manager's answer: %w", err))
+	}
+	if p.Next == 0 {
+		return raw, data, nil // all of it
+	}
+	rounds := p.Rounds
+	next := *q
+	params := protocol.QueryParams{}
+	if q.QueryParams != nil {
+		params = *q.QueryParams
+	}
+	next.QueryParams = &params
+	for p.Next != 0 {
+		after := p.Next
+		params.RoundID = p.Next
+		_, d, err := ask(&next)
+		if err != nil {
+			return nil, nil, err
+		}
+		p = part{}
+		if err := json.Unmarshal(d, &p); err != nil {
+			return nil, nil, runtimeErr(fmt.Errorf("manager's answer: %w", err))
+		}
+		if p.Next != 0 && p.Next <= after {
+			return nil, nil, runtimeErr(fmt.Errorf("manager's answer: next_round_id %d after round %d", p.Next, after))
+		}
+		rounds = append(rounds, p.Rounds...)
+	}
+	whole, err := json.Marshal(struct {
+		Rounds []jsontext.Value `json:"rounds"`
+	}{rounds})
+	if err != nil {
+		return nil, nil, runtimeErr(err)
+	}
+	raw, err = withData(raw, whole)
+	if err != nil {
+		return nil, nil, runtimeErr(fmt.Errorf("manager's answer: %w", err))
+	}
+	return raw, whole, nil
+}
+
+// withData is the JSON object raw with its member "data" replaced by
+// data, its other members as they were, in their order.
+func withData(raw, data jsontext.Value) (jsontext.Value, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	var out bytes.Buffer
+	enc := jsontext.NewEncoder(&out)
+	tok, err := dec.ReadToken()
+	if err != nil || tok.Kind() != '{' {
+		return nil, fmt.Errorf("not an object: %v", err)
+	}
+	if err := enc.WriteToken(tok); err != nil {
+		return nil, err
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		key := name.String() // before the next read voids name
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		if key == "data" {
+			v = data
+		}
+		if err := enc.WriteToken(jsontext.String(key)); err != nil {
+			return nil, err
+		}
+		if err := enc.WriteValue(v); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	if err := enc.WriteToken(jsontext.EndObject); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(out.Bytes()), nil
+}
+
+// busyTries bounds the tries of a query the manager refuses as busy.
+const busyTries = 5
+
+// callBusy makes call, and again, after a pause that doubles, while the
+// manager refuses it as busy (E016: it builds as many schedule answers
+// as it will at once, and has waited for a turn already); other errors
+// are the command's at once.
+func callBusy(ctx context.Context, call func() error) error {
+	pause := 250 * time.Millisecond
+	for try := 1; ; try++ {
+		err := call()
+		if try == busyTries || protocol.CodeOf(err) != protocol.ErrServiceUnavailable {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+		pause *= 2
+	}
 }
 
 func orCode(c, otherwise protocol.Code) protocol.Code {
@@ -211,8 +356,11 @@ func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
 		}
 		if d.NextMatch == nil {
 			msg := "No match left to play."
-			if d.State == league.StateRegistration {
+			switch d.State {
+			case league.StateRegistration:
 				msg = "The league has not started: no schedule yet."
+			case league.StateStarting:
+				msg = "The league is starting: its schedule is being written."
 			}
 			_, err := fmt.Fprintln(w, msg)
 			return err

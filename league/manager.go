@@ -214,6 +214,10 @@ type Manager struct {
 	slots        *pool
 	marks        uint64 // inMatchOrder's calls so far: see agent.mark
 
+	// scheduleAnswers are the turns of the GET_SCHEDULE answers built at
+	// once (queries.go).
+	scheduleAnswers answerSlots
+
 	// notifyMu guards notified, the results OnResult has been told of; it
 	// is never taken with mu held.
 	notifyMu   sync.Mutex
@@ -707,9 +711,17 @@ func (m *Manager) Start(ctx context.Context) error {
 	return m.startLocked(ctx)
 }
 
+// startLocked starts the league, if it can, with m.mu held, which it lets
+// go while it makes and stores the schedule (at 1000 players, 499,500
+// matches and seconds of writing): meanwhile the league is StateStarting,
+// which closes registration and shows no schedule, and a second start
+// does nothing. Once the schedule is stored the league runs; if it could
+// not be, the league is registering again, and the store, if it holds
+// part of the schedule, says the league is starting (a manager restored
+// from it writes it again whole: Restore).
 func (m *Manager) startLocked(ctx context.Context) error {
 	if m.state != StateRegistration {
-		return nil
+		return nil // running, over, or starting
 	}
 	if len(m.players) < 2 || len(m.referees) < 1 {
 		return &protocol.Error{Code: protocol.ErrInvalidGameState, Detail: errNotReady.Error() +
@@ -719,16 +731,19 @@ func (m *Manager) startLocked(ctx context.Context) error {
 	for i, p := range m.players {
 		ids[i] = p.id
 	}
+	// A start that Restore resumes keeps the time it began at.
+	now := m.startedAt
+	if now.IsZero() {
+		now = m.clock()
+	}
 	sort.Strings(ids)
-	schedule, now := Schedule(ids), m.clock()
-	if err := m.persist(ctx, "schedule", func(ctx context.Context, s Store) error {
-		return s.SaveSchedule(ctx, now, schedule)
-	}); err != nil {
+	m.state = StateStarting
+	built, err := m.makeSchedule(ctx, ids, now)
+	if err != nil {
+		m.state = StateRegistration
 		return err
 	}
-	if err := m.buildRoundsLocked(schedule); err != nil {
-		return err
-	}
+	m.rounds, m.byID, m.total = built.rounds, built.byID, built.total
 	m.state, m.startedAt = StateRunning, now
 	close(m.started)
 	m.log.LogAttrs(context.Background(), slog.LevelInfo, "league started", slog.String("league_id", m.opts.LeagueID),

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/leaguectl/leaguectl/protocol"
@@ -15,6 +14,25 @@ import (
 
 // storeTimeout bounds one write to the store.
 const storeTimeout = 10 * time.Second
+
+// StateStarting is the state of a league whose schedule is being made
+// and written to its store: registration is closed, and nothing of the
+// schedule is shown until all of it is stored.
+const StateStarting = "STARTING"
+
+// scheduleRowTime is what ScheduleTimeout allows a stored match: many
+// times what a match takes to store (8 µs on an idle 2-core machine, 20
+// µs and more under load), since the store's other writes share its
+// commits.
+const scheduleRowTime = 100 * time.Microsecond
+
+// ScheduleTimeout bounds the writing of a schedule of rows matches, all
+// of it: storeTimeout, and scheduleRowTime a match. A fixed bound either
+// fails a large league's start under load (499,500 matches at 1000
+// players) or lets a small one's write hang for minutes.
+func ScheduleTimeout(rows int) time.Duration {
+	return storeTimeout + time.Duration(rows)*scheduleRowTime
+}
 
 // persist runs a write to the store, if there is one, with a bounded
 // context. A failed write is E015: the caller's request is refused and may
@@ -84,7 +102,8 @@ func (m *Manager) Restore(ctx context.Context) error {
 			slog.Int("agents", unknown), slog.Int("of", len(saved.Agents)),
 			slog.String("why", "a token is known again only with the token key it was made with"))
 	}
-	if saved.State == StateRegistration {
+	switch saved.State {
+	case StateRegistration:
 		// The manager may have stopped after the registration that reached
 		// the minimum and before the start: no other registration may come
 		// to start the league.
@@ -92,6 +111,27 @@ func (m *Manager) Restore(ctx context.Context) error {
 		m.log.LogAttrs(ctx, slog.LevelInfo, "league restored", slog.String("state", saved.State),
 			slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)))
 		return nil
+	case StateStarting:
+		// Stopped while it wrote the schedule, of which Load gives nothing:
+		// it is made again from the players stored, the ones it was
+		// written for (no player registers once a start has begun; after
+		// a start that failed, those who did since are stored too, and
+		// rightly scheduled), written again whole, and the league starts,
+		// at the time it first started.
+		m.log.LogAttrs(ctx, slog.LevelWarn, "the manager stopped while it wrote the schedule: writing it again",
+			slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)))
+		m.startedAt = saved.StartedAt
+		if err := m.startLocked(ctx); err != nil {
+			return fmt.Errorf("write the schedule of the league again: %w", err)
+		}
+		m.log.LogAttrs(ctx, slog.LevelInfo, "league restored", slog.String("state", m.state),
+			slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)), slog.Int("matches", m.total))
+		return nil
+	}
+	if len(saved.Rounds) == 0 {
+		// The schedule is stored in the transaction that says the league
+		// runs: a store that says so without one has lost writes.
+		return fmt.Errorf("the store holds a league that is %s but no schedule of it: it has lost writes", saved.State)
 	}
 	if err := m.buildRoundsLocked(saved.Rounds); err != nil {
 		return err
@@ -143,30 +183,89 @@ func (m *Manager) Restore(ctx context.Context) error {
 	return nil
 }
 
-// buildRoundsLocked sets up the matches of a schedule, a round's in one
-// allocation (they live as long as the league), and indexes them by id,
-// or refuses a schedule that names two matches alike.
+// buildRoundsLocked sets up the matches of a schedule (buildRounds) as
+// the manager's.
 func (m *Manager) buildRoundsLocked(rounds [][]Pairing) error {
-	m.rounds = slices.Grow(m.rounds, len(rounds))
+	b, err := buildRounds(rounds)
+	if err != nil {
+		return err
+	}
+	m.rounds, m.byID, m.total = b.rounds, b.byID, b.total
+	return nil
+}
+
+// builtRounds are the matches of a schedule, and their index by id.
+type builtRounds struct {
+	rounds [][]*match
+	byID   map[string]*match
+	total  int
+}
+
+// buildRounds sets up the matches of a schedule, a round's in one
+// allocation (they live as long as the league), and indexes them by id,
+// or refuses a schedule that names two matches alike. It needs no lock:
+// at 1000 players it makes 499,500 matches.
+func buildRounds(rounds [][]Pairing) (*builtRounds, error) {
 	total := 0
 	for _, round := range rounds {
 		total += len(round)
 	}
-	m.byID = make(map[string]*match, total)
+	b := &builtRounds{rounds: make([][]*match, 0, len(rounds)), byID: make(map[string]*match, total), total: total}
 	for _, round := range rounds {
 		held := make([]match, len(round))
 		ms := make([]*match, len(round))
 		for i, p := range round {
 			held[i] = match{Pairing: p, state: "PENDING"}
 			ms[i] = &held[i]
-			if m.byID[p.MatchID] != nil {
-				return fmt.Errorf("the schedule has two matches %s", protocol.Clip(p.MatchID))
+			if b.byID[p.MatchID] != nil {
+				return nil, fmt.Errorf("the schedule has two matches %s", protocol.Clip(p.MatchID))
 			}
-			m.byID[p.MatchID] = ms[i]
+			b.byID[p.MatchID] = ms[i]
 		}
-		m.rounds = append(m.rounds, ms)
+		b.rounds = append(b.rounds, ms)
 	}
-	m.total = total
+	return b, nil
+}
+
+// makeSchedule makes the schedule of players ids (in order), sets up its
+// matches and stores it, as a league started at now, called with m.mu
+// held, which it lets go meanwhile and takes again however it returns.
+func (m *Manager) makeSchedule(ctx context.Context, ids []string, now time.Time) (*builtRounds, error) {
+	m.mu.Unlock()
+	defer m.mu.Lock()
+	schedule := Schedule(ids)
+	built, err := buildRounds(schedule)
+	if err != nil {
+		return nil, err
+	}
+	return built, m.saveSchedule(ctx, now, schedule, built.total)
+}
+
+// saveSchedule stores a schedule that starts at startedAt, if there is a
+// store, under a deadline of its size, and not under the caller's: a
+// caller that leaves does not stop a start. A failed write is E015, as
+// persist's.
+func (m *Manager) saveSchedule(ctx context.Context, startedAt time.Time, rounds [][]Pairing, total int) error {
+	s := m.opts.Store
+	if s == nil {
+		return nil
+	}
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ScheduleTimeout(total))
+	defer cancel()
+	var err error
+	if w, ok := s.(ScheduleWriter); ok {
+		err = WriteSchedule(ctx, w, startedAt, rounds)
+	} else {
+		err = s.SaveSchedule(ctx, startedAt, rounds)
+	}
+	if err != nil {
+		m.log.LogAttrs(ctx, slog.LevelError, "store write failed", slog.String("what", "schedule"),
+			slog.Int("matches", total), slog.String("error", err.Error()))
+		return protocol.Errorf(protocol.ErrInternal, "could not record the schedule")
+	}
+	m.log.LogAttrs(ctx, slog.LevelInfo, "schedule recorded", slog.Int("matches", total),
+		slog.Duration("took", time.Since(began)))
 	return nil
 }
 

@@ -3,6 +3,8 @@ package league
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leaguectl/leaguectl/protocol"
@@ -32,6 +34,75 @@ type ScheduledRound struct {
 	Matches []ScheduledMatch `json:"matches"`
 }
 
+// ScheduleData is the data of GET_SCHEDULE: the rounds asked for, and,
+// when there are more, the round to ask for next (query_params.round_id).
+type ScheduleData struct {
+	Rounds      []ScheduledRound `json:"rounds"`
+	NextRoundID int              `json:"next_round_id,omitzero"`
+}
+
+// MaxScheduleMatches bounds the matches of a GET_SCHEDULE answer of the
+// whole schedule: it holds the first rounds whose matches fit (at least
+// one round), and NextRoundID. At 1000 players the whole schedule is
+// 499,500 matches, 48 MB of JSON, beyond what clients read (ours, 8 MiB);
+// this is about 1 MB.
+const MaxScheduleMatches = 10000
+
+// MaxScheduleAnswers bounds the GET_SCHEDULE answers built at once, each
+// up to MaxScheduleMatches matches (a few MB while it is built): a client
+// that asks again and again, or many at once, cannot take the manager's
+// memory. An answer over the bound waits for its turn, up to
+// scheduleAnswerWait, then is refused with E016, which is retryable.
+const MaxScheduleAnswers = 4
+
+// scheduleAnswerWait is how long a GET_SCHEDULE waits for its turn.
+const scheduleAnswerWait = 5 * time.Second
+
+// answerSlots are the turns of MaxScheduleAnswers; the zero value is
+// ready.
+type answerSlots struct {
+	once  sync.Once
+	slots chan struct{}
+	// building is how many answers are being built, and peak the most
+	// there ever were at once.
+	building, peak atomic.Int64
+}
+
+// acquire waits for a turn, until ctx ends or wait passes: E016 then.
+func (s *answerSlots) acquire(ctx context.Context, wait time.Duration) error {
+	s.once.Do(func() { s.slots = make(chan struct{}, MaxScheduleAnswers) })
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case s.slots <- struct{}{}:
+		case <-t.C:
+			return busy()
+		case <-ctx.Done():
+			return busy()
+		}
+	}
+	n := s.building.Add(1)
+	for {
+		p := s.peak.Load()
+		if n <= p || s.peak.CompareAndSwap(p, n) {
+			return nil
+		}
+	}
+}
+
+// busy is the refusal of a schedule answer that got no turn.
+func busy() error {
+	return protocol.Errorf(protocol.ErrServiceUnavailable, "the manager is building %d schedule answers already: ask again", MaxScheduleAnswers)
+}
+
+func (s *answerSlots) release() {
+	s.building.Add(-1)
+	<-s.slots
+}
+
 // NextMatch is the answer of GET_NEXT_MATCH.
 type NextMatch struct {
 	MatchID         string `json:"match_id"`
@@ -55,7 +126,10 @@ func (m *Manager) onQuery(ctx context.Context, r *transport.Request) (any, error
 	if err := m.ofThisLeague(*r.Env); err != nil {
 		return nil, err
 	}
-	resp := m.Answer(r.Msg.(*protocol.LeagueQuery), a.id, a.role)
+	resp, err := m.Answer(ctx, r.Msg.(*protocol.LeagueQuery), a.id, a.role)
+	if err != nil {
+		return nil, err
+	}
 	// A message from the manager to an agent carries the agent's own token
 	// (DESIGN §4), replies included.
 	resp.AuthToken = m.tokenFor(a)
@@ -76,7 +150,7 @@ func (m *Manager) onAdminQuery(ctx context.Context, r *transport.Request) (any, 
 	if err := m.ofThisLeague(q.Envelope); err != nil {
 		return nil, err // the operator asked of another league: E008, as an agent would be
 	}
-	return m.Answer(q, "", ""), nil
+	return m.Answer(ctx, q, "", "")
 }
 
 // onGetStandings is api-reference §3.4's debug tool: for a registered agent
@@ -94,8 +168,10 @@ func (m *Manager) onGetStandings(ctx context.Context, r *transport.Request) (any
 
 // Answer answers a query asked by agent id of role (both "" for the
 // operator). A player asking about "next match" or "stats" without a
-// player_id means itself.
-func (m *Manager) Answer(q *protocol.LeagueQuery, id string, role protocol.Role) *protocol.LeagueQueryResponse {
+// player_id means itself. Its error is a GET_SCHEDULE that waited for
+// its turn in vain (E016, see MaxScheduleAnswers); an answer that says
+// the query failed is not an error.
+func (m *Manager) Answer(ctx context.Context, q *protocol.LeagueQuery, id string, role protocol.Role) (*protocol.LeagueQueryResponse, error) {
 	resp := &protocol.LeagueQueryResponse{
 		Envelope:  m.envelope(protocol.TypeLeagueQueryResponse, q.ConversationID, ""),
 		QueryType: q.QueryType,
@@ -105,16 +181,27 @@ func (m *Manager) Answer(q *protocol.LeagueQuery, id string, role protocol.Role)
 		resp.Success, resp.Error = false, &QueryError{ErrorCode: code, Message: fmt.Sprintf(format, args...)}
 		return resp
 	}
-	player := ""
+	var params protocol.QueryParams
 	if q.QueryParams != nil {
-		player = q.QueryParams.PlayerID
-	}
-	if player == "" && role == protocol.RolePlayer {
-		player = id
+		params = *q.QueryParams
 	}
 	if q.QueryType == protocol.QuerySchedule {
-		resp.Data = map[string]any{"rounds": m.schedule()}
-		return resp
+		// The whole schedule whoever asks, as the spec has it, unless a
+		// player is named.
+		if err := m.scheduleAnswers.acquire(ctx, scheduleAnswerWait); err != nil {
+			return nil, err
+		}
+		defer m.scheduleAnswers.release()
+		d, qerr := m.schedule(params.RoundID, params.PlayerID)
+		if qerr != nil {
+			return fail(qerr.ErrorCode, "%s", qerr.Message), nil
+		}
+		resp.Data = d
+		return resp, nil
+	}
+	player := params.PlayerID
+	if player == "" && role == protocol.RolePlayer {
+		player = id
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -125,10 +212,10 @@ func (m *Manager) Answer(q *protocol.LeagueQuery, id string, role protocol.Role)
 		resp.Data = map[string]any{"round_id": m.round, "rounds_completed": m.closedRound, "standings": m.table.ranked()}
 	case protocol.QueryNextMatch, protocol.QueryPlayerStats:
 		if player == "" {
-			return fail(protocol.ErrInvalidMessageFormat, "query_params.player_id is required")
+			return fail(protocol.ErrInvalidMessageFormat, "query_params.player_id is required"), nil
 		}
-		if a := m.agents[player]; a == nil || a.role != protocol.RolePlayer {
-			return fail(protocol.ErrAgentNotRegistered, "no player %q in league %s", protocol.Clip(player), m.opts.LeagueID)
+		if qerr := m.noPlayerLocked(player); qerr != nil {
+			return fail(qerr.ErrorCode, "%s", qerr.Message), nil
 		}
 		if q.QueryType == protocol.QueryNextMatch {
 			// state says why there is none: no schedule yet, or none left.
@@ -152,30 +239,80 @@ func (m *Manager) Answer(q *protocol.LeagueQuery, id string, role protocol.Role)
 		}
 		resp.Data = map[string]any{"player": row, "matches": played}
 	}
-	return resp
+	return resp, nil
 }
 
-// schedule is every round's matches as they stand, read a round at a time
-// under the manager's lock, not all at once: at 1000 players the schedule
-// is 499,500 matches, and reading it under one lock held every report and
-// request of the league for 50–100 ms a query (a registered agent could
-// ask for it again and again).
-func (m *Manager) schedule() []ScheduledRound {
-	rounds := []ScheduledRound{} // [] before the start, as before
-	for i := 0; ; i++ {
-		m.mu.Lock()
-		if i >= len(m.rounds) {
-			m.mu.Unlock()
-			return rounds
+// noPlayerLocked is the error of a query about player when no player of
+// that id is registered; nil otherwise.
+func (m *Manager) noPlayerLocked(player string) *QueryError {
+	if a := m.agents[player]; a == nil || a.role != protocol.RolePlayer {
+		return &QueryError{ErrorCode: protocol.ErrAgentNotRegistered,
+			Message: fmt.Sprintf("no player %q in league %s", protocol.Clip(player), m.opts.LeagueID)}
+	}
+	return nil
+}
+
+// schedule is GET_SCHEDULE's data: round (0: the whole schedule, as many
+// of its rounds as MaxScheduleMatches lets one answer hold), with only
+// the matches of player if one is named, as they stand. Its rounds are
+// read one at a time under the manager's lock, not all at once: at 1000
+// players the schedule is 499,500 matches, and reading it under one lock
+// held every report and request of the league for 50–100 ms a query.
+func (m *Manager) schedule(round int, player string) (*ScheduleData, *QueryError) {
+	m.mu.Lock()
+	total := len(m.rounds) // it does not change once the league runs
+	var qerr *QueryError
+	if player != "" {
+		qerr = m.noPlayerLocked(player)
+	}
+	m.mu.Unlock()
+	switch {
+	case qerr != nil:
+		return nil, qerr
+	case round < 0 || round > total:
+		msg := fmt.Sprintf("query_params.round_id must be from 1 to %d (the league's rounds), got %d", total, round)
+		if total == 0 {
+			msg = fmt.Sprintf("query_params.round_id %d: the league has not started, and has no schedule yet", round)
 		}
-		ms := m.rounds[i]
-		r := ScheduledRound{RoundID: i + 1, Matches: make([]ScheduledMatch, len(ms))}
-		for j := range ms {
-			r.Matches[j] = ms[j].scheduled()
+		return nil, &QueryError{ErrorCode: protocol.ErrInvalidMessageFormat, Message: msg}
+	}
+	first, last := 1, total
+	if round > 0 {
+		first, last = round, round
+	}
+	d := &ScheduleData{Rounds: []ScheduledRound{}} // [] before the start
+	held := 0
+	for r := first; r <= last; r++ {
+		m.mu.Lock()
+		ms := m.rounds[r-1]
+		n := len(ms)
+		if player != "" {
+			n = 0
+			for _, mt := range ms {
+				if mt.A == player || mt.B == player {
+					n++
+				}
+			}
+		}
+		if len(d.Rounds) > 0 && held+n > MaxScheduleMatches {
+			m.mu.Unlock()
+			d.NextRoundID = r
+			return d, nil
+		}
+		sr := ScheduledRound{RoundID: r, Matches: make([]ScheduledMatch, 0, n)}
+		for _, mt := range ms {
+			if player == "" || mt.A == player || mt.B == player {
+				sr.Matches = append(sr.Matches, mt.scheduled())
+			}
 		}
 		m.mu.Unlock()
-		rounds = append(rounds, r)
+		d.Rounds = append(d.Rounds, sr)
+		held += n
 	}
+	if last < total {
+		d.NextRoundID = last + 1
+	}
+	return d, nil
 }
 
 func (m *Manager) nextMatchLocked(player string) *NextMatch {

@@ -24,6 +24,7 @@ type Store interface {
 	// player) when it registered again after a restart of its own.
 	SaveRejoin(ctx context.Context, id string, hash [32]byte, nonce []byte, capacity int) error
 	// SaveSchedule records the schedule, and that the league has started.
+	// The manager calls it only for a store that is not a ScheduleWriter.
 	SaveSchedule(ctx context.Context, startedAt time.Time, rounds [][]Pairing) error
 	// SaveAssignment records that a match was handed to a referee.
 	SaveAssignment(ctx context.Context, matchID, refereeID string, at time.Time) error
@@ -34,6 +35,69 @@ type Store interface {
 	SaveRoundClosed(ctx context.Context, r int) error
 	// SaveCompletion records that the league is complete.
 	SaveCompletion(ctx context.Context, at time.Time) error
+}
+
+// ScheduleWriter is a Store that records a schedule in parts, each its own
+// transaction, so that no one write holds a large league's schedule
+// (499,500 matches at 1000 players) and every other write waits for it.
+// Between BeginSchedule and EndSchedule the league is StateStarting in the
+// store: Load returns it without its matches, and a manager restored from
+// it writes the schedule again (WriteSchedule).
+type ScheduleWriter interface {
+	// BeginSchedule records that the league is starting at startedAt, and
+	// drops the matches of an earlier start that did not end. It refuses
+	// a league that runs already.
+	BeginSchedule(ctx context.Context, startedAt time.Time) error
+	// SaveMatches records matches of the schedule begun. It must not keep
+	// rows once it has returned.
+	SaveMatches(ctx context.Context, rows []ScheduleRow) error
+	// EndSchedule records that the schedule is whole, of total matches,
+	// and the league running; it refuses a schedule of another number of
+	// matches.
+	EndSchedule(ctx context.Context, total int) error
+}
+
+// ScheduleRow is one match of a schedule as it is stored: its pairing and
+// its place in its round (0-based).
+type ScheduleRow struct {
+	Pairing
+	Position int
+}
+
+// ScheduleBatch bounds the matches of one SaveMatches call, and so of one
+// transaction of the store.
+const ScheduleBatch = 1000
+
+// WriteSchedule records rounds, a schedule begun at startedAt, in w: one
+// BeginSchedule, a SaveMatches for each ScheduleBatch matches, one
+// EndSchedule. Each is a write of its own, under ctx: give ctx a deadline
+// that scales with the schedule (ScheduleTimeout).
+func WriteSchedule(ctx context.Context, w ScheduleWriter, startedAt time.Time, rounds [][]Pairing) error {
+	total := 0
+	for _, r := range rounds {
+		total += len(r)
+	}
+	if err := w.BeginSchedule(ctx, startedAt); err != nil {
+		return err
+	}
+	batch := make([]ScheduleRow, 0, min(total, ScheduleBatch))
+	for _, round := range rounds {
+		for i, p := range round {
+			batch = append(batch, ScheduleRow{Pairing: p, Position: i})
+			if len(batch) == cap(batch) {
+				if err := w.SaveMatches(ctx, batch); err != nil {
+					return err
+				}
+				batch = batch[:0]
+			}
+		}
+	}
+	if len(batch) > 0 {
+		if err := w.SaveMatches(ctx, batch); err != nil {
+			return err
+		}
+	}
+	return w.EndSchedule(ctx, total)
 }
 
 // LeagueRecord is a league's identity.
@@ -76,12 +140,12 @@ type ResultRecord struct {
 // Saved is everything a store holds about a league.
 type Saved struct {
 	League      LeagueRecord
-	State       string // REGISTRATION, RUNNING or COMPLETED
+	State       string // REGISTRATION, STARTING, RUNNING or COMPLETED
 	ClosedRound int    // the last round whose end was announced
 	StartedAt   time.Time
 	CompletedAt time.Time
-	Agents      []AgentRecord // in registration order
-	Rounds      [][]Pairing
+	Agents      []AgentRecord       // in registration order
+	Rounds      [][]Pairing         // none before the league runs
 	Assignments map[string][]string // match id → referees given it
 	Results     []ResultRecord      // in the order they were counted
 }

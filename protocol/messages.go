@@ -616,6 +616,9 @@ func (m *GameError) check(v *validator) {
 // QueryParams are the parameters of a LEAGUE_QUERY.
 type QueryParams struct {
 	PlayerID string `json:"player_id,omitzero"`
+	// RoundID names one round of GET_SCHEDULE (an extension of this
+	// implementation; 0 for none).
+	RoundID int `json:"round_id,omitzero"`
 }
 
 // LeagueQuery is LEAGUE_QUERY. A missing player_id in a player's

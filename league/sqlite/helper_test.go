@@ -49,6 +49,16 @@ func TestHelperProcess(t *testing.T) {
 		if err := s.Close(); err != nil {
 			fail(err)
 		}
+	case "open-hold": // open as a manager does, write nothing, and hold the store until stdin closes (or the process is killed)
+		s, err := sqlite.Open(ctx, path)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Println("held")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		if err := s.Close(); err != nil {
+			fail(err)
+		}
 	case "open": // open as a manager does
 		s, err := sqlite.Open(ctx, path)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
@@ -67,7 +68,9 @@ func (s *Store) ledger(ctx context.Context) ([]LedgerRow, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT m.round, m.match_id, m.player_a, m.player_b,
 		r.referee_id, r.choice_a, r.choice_b, r.drawn_number, r.winner, r.status_a, r.status_b, r.technical_losses,
 		(SELECT MIN(assigned_at) FROM assignments a WHERE a.match_id = m.match_id), r.reported_at
-		FROM matches m LEFT JOIN results r ON r.match_id = m.match_id ORDER BY m.round, m.position`)
+		FROM matches m LEFT JOIN results r ON r.match_id = m.match_id
+		WHERE NOT EXISTS (SELECT 1 FROM league WHERE id = 1 AND state = ?) -- a schedule part written is none
+		ORDER BY m.round, m.position`, league.StateStarting)
 	if err != nil {
 		return nil, err
 	}

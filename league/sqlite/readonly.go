@@ -37,6 +37,8 @@ var ErrOpenForReading = errors.New("the league store is open for reading only")
 //     is written.
 //   - with a -wal and no -shm, it is refused: the writes in the -wal
 //     cannot be read without making a -shm, and must not be dropped.
+//   - a database that a manager left open (killed) with no write in its
+//     -wal is refused with ErrWALLost: its latest writes are lost.
 func OpenExisting(ctx context.Context, path string) (*Store, error) {
 	if path == Memory {
 		return nil, fmt.Errorf("%s holds nothing to read", Memory)
@@ -45,6 +47,7 @@ func OpenExisting(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	walWrites := size(path+"-wal") > walHeader
 	busy := "busy_timeout(" + strconv.Itoa(int(busyTimeout/time.Millisecond)) + ")"
 	q := url.Values{"mode": {"ro"}, "_pragma": {busy}}
 	var unchanged func() error
@@ -68,7 +71,19 @@ func OpenExisting(ctx context.Context, path string) (*Store, error) {
 	db := sql.OpenDB(&connector{dsn: "file:" + uriPath.Replace(path) + "?" + q.Encode()})
 	db.SetMaxOpenConns(1)
 	s := &Store{db: db, readOnly: true, unchanged: unchanged}
-	if err := s.readVersion(ctx); err != nil {
+	err = s.readVersion(ctx)
+	if err == nil && !walWrites {
+		// A file whose manager's -wal is lost would be read as an older
+		// league (see lostWAL); unless the file changed while it was
+		// read, which is a manager that started on it meanwhile.
+		if err = s.lostWAL(ctx, path); err != nil && unchanged != nil {
+			if changed := unchanged(); changed != nil {
+				db.Close()
+				return nil, changed // it names the file
+			}
+		}
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -32,7 +32,7 @@ import (
 )
 
 // SchemaVersion is the newest schema this build reads and writes.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // busyTimeout is how long a write waits for another connection's.
 const busyTimeout = 5 * time.Second
@@ -118,10 +118,28 @@ var migrations = [...]string{
 		SELECT seq, id, role, display_name, endpoint, token_sha256, capacity, registered_at, token_nonce FROM agents;
 	DROP TABLE agents;
 	ALTER TABLE agents_v3 RENAME TO agents;`,
+	// Version 4: whether a manager has the database open, which Open
+	// checkpoints into the file itself, so that a manager that finds the
+	// file marked open and its -wal gone knows the -wal held writes it
+	// cannot see (ErrWALLost). (IF NOT EXISTS: a test may take a database
+	// of version 4 back to an older version number.)
+	`CREATE TABLE IF NOT EXISTS writer (
+		id        INTEGER PRIMARY KEY CHECK (id = 1),
+		open      INTEGER NOT NULL, -- 1 from a manager's Open to its Close
+		opened_at TEXT
+	);
+	INSERT OR IGNORE INTO writer (id, open) VALUES (1, 0);`,
 }
 
 // ErrNewerSchema is returned for a database written by a newer leaguectl.
 var ErrNewerSchema = errors.New("database schema is newer than this leaguectl")
+
+// ErrWALLost is returned by Open and OpenExisting for a database that a
+// manager had open and did not close (it was killed, or the machine
+// stopped), whose -wal, which held that manager's latest writes, is gone
+// or empty: the file alone is the league as it was at its last
+// checkpoint, older than what its agents were told.
+var ErrWALLost = errors.New("the database's write-ahead log is lost")
 
 // ErrReadOnly is returned by Open for a database this process cannot
 // write: a manager on it would start, and then fail every write.
@@ -165,6 +183,9 @@ type Store struct {
 	// taken counts the writes the commit loop took, transactions and
 	// written its committed transactions and the writes they held.
 	taken, transactions, written atomic.Int64
+	// marked is set once Open has marked the database open in its writer
+	// table: Close marks it closed.
+	marked bool
 }
 
 // write is one caller's write: its statements, run in a transaction that
@@ -220,7 +241,9 @@ func open(ctx context.Context, path string, o openOptions) (*Store, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	s, err := openLocked(ctx, path, o.params)
+	// A database that two stores open at once (tests only) is marked open
+	// by the other one, whose -wal may not hold a write yet.
+	s, err := openLocked(ctx, path, o.params, !o.unlocked && path != Memory)
 	if err != nil {
 		lock.release()
 		return nil, err
@@ -229,7 +252,10 @@ func open(ctx context.Context, path string, o openOptions) (*Store, error) {
 	return s, nil
 }
 
-func openLocked(ctx context.Context, path string, params url.Values) (*Store, error) {
+func openLocked(ctx context.Context, path string, params url.Values, checkWAL bool) (*Store, error) {
+	// Whether the -wal holds writes is known only before SQLite opens the
+	// database: it makes an empty -wal if there is none.
+	walWrites := size(path+"-wal") > walHeader
 	// Every transaction of the store writes: BEGIN IMMEDIATE takes the
 	// write lock at once (waiting busy_timeout for it), so that two
 	// connections never both read and then both try to write.
@@ -254,9 +280,20 @@ func openLocked(ctx context.Context, path string, params url.Values) (*Store, er
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	s := &Store{db: db, version: SchemaVersion}
-	err := s.setUp(ctx)
+	var err error
+	if checkWAL && !walWrites {
+		// Before anything is written: a database refused here must be
+		// left as it is, for its -wal to be put back.
+		err = s.lostWAL(ctx, path)
+	}
+	if err == nil {
+		err = s.setUp(ctx)
+	}
 	if err == nil {
 		err = s.probe(ctx)
+	}
+	if err == nil && checkWAL {
+		err = s.markOpen(ctx)
 	}
 	if err != nil {
 		db.Close()
@@ -317,7 +354,13 @@ func (s *Store) Close() error {
 		}
 		s.queue = nil
 		s.mu.Unlock()
-		s.closeErr = s.db.Close()
+		var marked error
+		if s.marked {
+			// Closing, SQLite moves the -wal into the file and removes it:
+			// the file then holds everything, and says so.
+			_, marked = s.db.ExecContext(s.base, `UPDATE writer SET open = 0 WHERE id = 1`)
+		}
+		s.closeErr = errors.Join(marked, s.db.Close())
 		s.lock.release()
 	})
 	return s.closeErr
@@ -603,24 +646,70 @@ func (s *Store) SaveRejoin(ctx context.Context, id string, hash [32]byte, nonce 
 	})
 }
 
-// SaveSchedule implements league.Store.
+var _ league.ScheduleWriter = (*Store)(nil)
+
+// SaveSchedule implements league.Store: the schedule is written as a
+// league.ScheduleWriter writes it, in transactions of at most
+// league.ScheduleBatch matches.
 func (s *Store) SaveSchedule(ctx context.Context, startedAt time.Time, rounds [][]league.Pairing) error {
+	return league.WriteSchedule(ctx, s, startedAt, rounds)
+}
+
+// BeginSchedule implements league.ScheduleWriter.
+func (s *Store) BeginSchedule(ctx context.Context, startedAt time.Time) error {
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE league SET state = ?, started_at = ? WHERE id = 1 AND state IN (?, ?)`,
+			league.StateStarting, ts(startedAt), league.StateRegistration, league.StateStarting)
+		if err != nil {
+			return err
+		}
+		if k, err := res.RowsAffected(); err != nil || k != 1 {
+			return fmt.Errorf("no league is registering or starting in the store (%d rows, %v)", k, err)
+		}
+		// A start that did not end left some of the schedule: it is
+		// written again whole. No match of a league not yet running has
+		// an assignment or a result (the foreign keys would refuse this).
+		_, err = tx.ExecContext(ctx, `DELETE FROM matches`)
+		return err
+	})
+}
+
+// SaveMatches implements league.ScheduleWriter.
+func (s *Store) SaveMatches(ctx context.Context, rows []league.ScheduleRow) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO matches (match_id, round, position, player_a, player_b) VALUES (?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer ins.Close()
-		for _, round := range rounds {
-			for i, p := range round {
-				if _, err := ins.ExecContext(ctx, p.MatchID, p.Round, i, p.A, p.B); err != nil {
-					return err
-				}
+		for _, r := range rows {
+			if _, err := ins.ExecContext(ctx, r.MatchID, r.Round, r.Position, r.A, r.B); err != nil {
+				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE league SET state = ?, started_at = ? WHERE id = 1`,
-			league.StateRunning, ts(startedAt))
-		return err
+		return nil
+	})
+}
+
+// EndSchedule implements league.ScheduleWriter.
+func (s *Store) EndSchedule(ctx context.Context, total int) error {
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM matches`).Scan(&n); err != nil {
+			return err
+		}
+		if n != total {
+			return fmt.Errorf("the store holds %d matches of a schedule of %d", n, total)
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE league SET state = ? WHERE id = 1 AND state = ?`,
+			league.StateRunning, league.StateStarting)
+		if err != nil {
+			return err
+		}
+		if k, err := res.RowsAffected(); err != nil || k != 1 {
+			return fmt.Errorf("no league is starting in the store (%d rows, %v)", k, err)
+		}
+		return nil
 	})
 }
 
@@ -720,6 +809,10 @@ func (s *Store) load(ctx context.Context) (*league.Saved, error) {
 
 	if err := loadAgents(ctx, tx, &sv, s.version); err != nil {
 		return nil, err
+	}
+	if sv.State == league.StateStarting {
+		// Its schedule may be part written: it is made again whole.
+		return &sv, nil
 	}
 	if err := loadMatches(ctx, tx, &sv); err != nil {
 		return nil, err
