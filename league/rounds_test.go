@@ -505,7 +505,7 @@ func TestSlowPlayerHoldsOnlyItsMatch(t *testing.T) {
 func TestSlowPlayerStillHearsTheRest(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		h := newHarness(t, n, league.Options{Seed: 42, CallTimeout: 300 * time.Millisecond})
+		h := newHarness(t, n, league.Options{Seed: 42, CallTimeout: time.Second})
 		defer h.stop()
 		h.referee("REF01", 2, modeReport, crashScript)
 		players := []*fakePlayer{h.player("P01"), h.player("P02"), h.player("P03"), h.player("P04")}
