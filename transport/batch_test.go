@@ -113,6 +113,46 @@ func TestBatchRefused(t *testing.T) {
 	is.Equal(arrays.Load(), int64(1)) // learnt once
 }
 
+// TestBatchBusyIsNoRefusal: a server too busy for a batch (E016, as
+// ours answers over its body budget, or E014) still takes batches: once
+// the retries are spent the calls fail as busy, and the next batch goes
+// as a batch, not one call at a time for good.
+func TestBatchBusyIsNoRefusal(t *testing.T) {
+	for _, status := range []int{http.StatusOK, http.StatusServiceUnavailable} {
+		is := is.New(t)
+		var arrays atomic.Int64
+		mux := transport.NewMux(nil)
+		mux.HandleFunc("ping", func(context.Context, *transport.Request) (any, error) { return "pong", nil })
+		api := httprpc.NewHandler(mux, httprpc.ServerConfig{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if len(body) > 0 && body[0] == '[' && arrays.Add(1) == 1 {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(status)
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","error":{"code":-32016,"message":"Service unavailable","data":{"error_code":"E016"}},"id":null}`))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			api.ServeHTTP(w, r)
+		}))
+		hc := httprpc.NewClient(httprpc.ClientConfig{})
+		c := transport.NewClient(hc, time.Second, transport.WithRetry(transport.Retry{}))
+		var a, b string
+		calls := []*transport.Call{{Method: "ping", Reply: &a}, {Method: "ping", Reply: &b}}
+		c.Batch(context.Background(), srv.URL+"/mcp", calls...)
+		is.Equal(protocol.CodeOf(calls[0].Err), protocol.ErrServiceUnavailable)
+		is.Equal(protocol.CodeOf(calls[1].Err), protocol.ErrServiceUnavailable)
+		calls = []*transport.Call{{Method: "ping", Reply: &a}, {Method: "ping", Reply: &b}}
+		c.Batch(context.Background(), srv.URL+"/mcp", calls...)
+		is.NoErr(calls[0].Err)
+		is.NoErr(calls[1].Err)
+		is.Equal(a+b, "pongpong")
+		is.Equal(arrays.Load(), int64(2)) // the second went as a batch
+		hc.CloseIdleConnections()
+		srv.Close()
+	}
+}
+
 // TestBatchSplit: more calls than a batch may hold go as several batches,
 // and the server, which refuses a larger one, is still known to take them.
 func TestBatchSplit(t *testing.T) {

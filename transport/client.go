@@ -259,15 +259,19 @@ func (c *Client) Batch(ctx context.Context, endpoint string, calls ...*Call) {
 // the endpoint takes none: one error for the whole batch, a reply that is
 // no array, or an HTTP status that refuses the request itself (400, 404,
 // 405, 413, 415, 501, …). An array of responses, even unreadable ones, is
-// a batch served; a timeout, a refused connection, a 408, 429 or 503 says
-// nothing about batches.
+// a batch served; a timeout, a refused connection, a 408, 429 or 503, or
+// a retryable error (a busy server's E014, E016) says nothing about
+// batches.
 func refusesBatches(err error) bool {
 	e, ok := errors.AsType[*Error](err)
 	if !ok {
 		return false
 	}
 	switch e.Kind {
-	case KindRemote, KindBadResponse:
+	case KindRemote:
+		// A busy server (E014, E016) says nothing of batches.
+		return !e.Retryable()
+	case KindBadResponse:
 		return true
 	case KindStatus:
 		switch e.Status {
