@@ -88,6 +88,10 @@ type Options struct {
 	// RefereeToken is the auth_token of the checker's referee registration
 	// with a manager that admits only the referees given its referee token.
 	RefereeToken string
+	// RegistrationToken is the auth_token of the checker's players'
+	// registrations with a manager that admits only the players given its
+	// registration token.
+	RegistrationToken string
 	// RefereeID is the id of the checker's referee: its sender
 	// (referee:<id>) in a player check, the id it asks a manager for in a
 	// manager check. "" is DefaultRefereeID, and in a manager check

@@ -178,7 +178,7 @@ func (m *managerRun) registrations(ctx context.Context) {
 
 func (m *managerRun) registerPlayer(ctx context.Context, sender, endpoint, n string) *exchange {
 	return m.call(ctx, protocol.MethodRegisterPlayer, &protocol.LeagueRegisterRequest{
-		Envelope: m.env(protocol.TypeLeagueRegisterRequest, sender, m.conv("register-player-"+n), ""),
+		Envelope: m.env(protocol.TypeLeagueRegisterRequest, sender, m.conv("register-player-"+n), m.opts.RegistrationToken),
 		PlayerMeta: &protocol.PlayerMeta{DisplayName: "leaguectl check player " + n, Version: "1.0.0",
 			GameTypes: []string{protocol.GameEvenOdd}, ContactEndpoint: endpoint},
 	}, m.opts.Timeout)
@@ -200,8 +200,12 @@ func (m *managerRun) registration(name, rule string, x *exchange, requested stri
 	problem := ""
 	if !x.ok() {
 		problem = "not answered with a result: " + x.describe()
-		if c := x.resp.Error; a == m.ref && c != nil && (c.LeagueCode() == protocol.ErrAuthenticationFailed || c.LeagueCode() == protocol.ErrAuthTokenInvalid) {
-			problem += " (a manager that admits only its own referees: give its referee token with --referee-token)"
+		if c := x.resp.Error; c != nil && (c.LeagueCode() == protocol.ErrAuthenticationFailed || c.LeagueCode() == protocol.ErrAuthTokenInvalid) {
+			if a == m.ref {
+				problem += " (a manager that admits only its own referees: give its referee token with --referee-token)"
+			} else {
+				problem += " (a manager that admits only the players given its registration token: give it with --registration-token)"
+			}
 		}
 	} else if err := x.decode(&r); err != nil {
 		problem = "the answer is not a registration response: " + err.Error()

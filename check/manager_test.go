@@ -150,6 +150,43 @@ func TestManagerRefereeTokenMissing(t *testing.T) {
 	})
 }
 
+// TestManagerRegistrationToken: a manager that admits only the players
+// given its registration token passes with the checker given it (never
+// shown); without it, the checker's players are refused (E003) and told
+// what to give, and the checks that need them are not run.
+func TestManagerRegistrationToken(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		t.Run("given", func(t *testing.T) {
+			is := is.New(t)
+			ep, _ := runManager(t, n, league.Options{RegistrationToken: "reg-s3cret"})
+			r := checkManager(t, n, ep, check.Options{RegistrationToken: "reg-s3cret"})
+			explain(t, r)
+			_, failed := names(r)
+			is.Equal(failed, nil)
+			for _, c := range r.Checks {
+				is.True(!strings.Contains(c.Sent+c.Got, "reg-s3cret")) // never shown
+			}
+		})
+		t.Run("missing", func(t *testing.T) {
+			is := is.New(t)
+			ep, _ := runManager(t, n, league.Options{RegistrationToken: "reg-s3cret"})
+			r := checkManager(t, n, ep, check.Options{})
+			all, failed := names(r)
+			is.Equal(all, wantChecks(n, managerChecks)) // every check listed
+			is.Equal(failed, []string{"player registration (requested id)", "player registration (assigned id)", "distinct tokens",
+				"duplicate registration (E017)", "query without token (E003)", "query with a wrong token (E012)", "query with the token",
+				"report with a wrong token refused", "start_league", "START_MATCH to the referee", "report acknowledged",
+				"standings after the result", "duplicate report not counted twice", "round broadcasts to players",
+				"LEAGUE_COMPLETED to everyone"})
+			for _, name := range []string{"player registration (requested id)", "player registration (assigned id)"} {
+				c, _ := r.Find(name)
+				is.True(strings.Contains(c.Detail, "E003"))                 // refused: no token
+				is.True(strings.Contains(c.Detail, "--registration-token")) // and told what to give
+			}
+		})
+	})
+}
+
 // serveManager serves h, made of a manager's Mux, and runs the manager
 // until the test ends.
 func serveManager(t *testing.T, n *transporttest.Net, listen func(h transport.Handler) string, serve func(*transport.Mux) transport.Handler) string {

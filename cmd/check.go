@@ -26,14 +26,15 @@ var checkRoles = map[string]func(context.Context, check.Options) (*check.Report,
 
 type checkOptions struct {
 	*rootOptions
-	timeout      time.Duration
-	timeoutMatch time.Duration
-	wait         time.Duration
-	adminToken   string
-	refereeToken string
-	as           []string
-	asGiven      bool // --as was given, if empty
-	output       string
+	timeout           time.Duration
+	timeoutMatch      time.Duration
+	wait              time.Duration
+	adminToken        string
+	refereeToken      string
+	registrationToken string
+	as                []string
+	asGiven           bool // --as was given, if empty
+	output            string
 }
 
 func newCheckCmd(ro *rootOptions) *cobra.Command {
@@ -85,6 +86,7 @@ nor GET /health within 3 s (--output json still prints the report).`,
 	f.DurationVar(&o.wait, "wait", check.DefaultWait, "referee without manual_register: time to start it with --manager and let it register")
 	f.StringVar(&o.adminToken, "admin-token", "", "manager: the admin token for start_league (or "+adminTokenEnv+")")
 	f.StringVar(&o.refereeToken, "referee-token", "", "manager: the referee token its referee registration must carry, if it wants one (or "+refereeTokenEnv+")")
+	f.StringVar(&o.registrationToken, "registration-token", "", "manager: the registration token its players' registrations must carry, if it wants one (or "+registrationTokenEnv+")")
 	f.StringSliceVar(&o.as, "as", nil, "the checker's ids: referee=ID and league_manager=ID (default REF01, LM01), or a bare ID for the role the check plays")
 	f.StringVar(&o.output, "output", "table", "table or json")
 	return c
@@ -183,18 +185,19 @@ func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
 	client := httprpc.NewClient(httprpc.ClientConfig{})
 	defer client.CloseIdleConnections()
 	report, err := run(ctx, check.Options{
-		Target:       target,
-		Network:      httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, client, logger),
-		Post:         client.Post,
-		Timeout:      o.timeout,
-		MatchTimeout: o.timeoutMatch,
-		Wait:         o.wait,
-		AdminToken:   adminTokenFrom(o.adminToken),
-		RefereeToken: refereeTokenFrom(o.refereeToken),
-		RefereeID:    ids.referee,
-		ManagerID:    ids.manager,
-		Notice:       o.stderr,
-		Logger:       logger,
+		Target:            target,
+		Network:           httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, client, logger),
+		Post:              client.Post,
+		Timeout:           o.timeout,
+		MatchTimeout:      o.timeoutMatch,
+		Wait:              o.wait,
+		AdminToken:        adminTokenFrom(o.adminToken),
+		RefereeToken:      refereeTokenFrom(o.refereeToken),
+		RegistrationToken: registrationTokenFrom(o.registrationToken),
+		RefereeID:         ids.referee,
+		ManagerID:         ids.manager,
+		Notice:            o.stderr,
+		Logger:            logger,
 	})
 	switch {
 	case errors.Is(err, check.ErrUnreachable):

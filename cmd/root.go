@@ -74,7 +74,7 @@ serve-referee and serve-player.`,
 	root.PersistentPreRun = func(*cobra.Command, []string) {
 		// LEAGUECTL_BIN is scripts/local-league.sh's, which its leaguectl
 		// processes inherit.
-		for _, w := range config.UnknownEnv(os.Environ(), adminTokenEnv, refereeTokenEnv, "LEAGUECTL_BIN") {
+		for _, w := range config.UnknownEnv(os.Environ(), adminTokenEnv, refereeTokenEnv, registrationTokenEnv, "LEAGUECTL_BIN") {
 			fmt.Fprintf(stderr, "leaguectl: warning: %s\n", w)
 		}
 	}

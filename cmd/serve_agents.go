@@ -45,6 +45,14 @@ const refereeTokenEnv = "LEAGUECTL_REFEREE_TOKEN"
 // refereeTokenFrom is the referee token: flag, else refereeTokenEnv.
 func refereeTokenFrom(flag string) string { return tokenFrom(flag, refereeTokenEnv) }
 
+// registrationTokenEnv names the environment variable of the registration
+// token, the token a manager admits players by, as refereeTokenEnv's.
+const registrationTokenEnv = "LEAGUECTL_REGISTRATION_TOKEN"
+
+// registrationTokenFrom is the registration token: flag, else
+// registrationTokenEnv.
+func registrationTokenFrom(flag string) string { return tokenFrom(flag, registrationTokenEnv) }
+
 func seedFlag(c *cobra.Command, seed *uint64) {
 	c.Flags().Uint64Var(seed, "seed", 0, "league seed (default: a random one, logged)")
 }
@@ -62,6 +70,7 @@ type serveManagerOptions struct {
 	db                 string
 	adminToken         string
 	refereeToken       string
+	registrationToken  string
 	minPlayers         int
 	maxPlayers         int
 	maxReferees        int
@@ -154,6 +163,7 @@ first line of stdout.`,
 				mo.MaxPlayers, mo.MaxReferees = o.maxPlayers, o.maxReferees
 				mo.AdminToken, mo.Store = adminTokenFrom(o.adminToken), store
 				mo.RefereeToken = refereeTokenFrom(o.refereeToken)
+				mo.RegistrationToken = registrationTokenFrom(o.registrationToken)
 				client := newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger)
 				mo.ResetBreaker, mo.Batch = client.ResetBreaker, client.Batch
 				mgr := league.New(mo, client, logger)
@@ -168,7 +178,8 @@ first line of stdout.`,
 					"players", st.Players, "referees", st.Referees, "matches_completed", st.MatchesPlayed,
 					"registration_window", window.String(), "min_players", o.minPlayers,
 					"max_players", o.maxPlayers, "max_referees", o.maxReferees,
-					"admin_token_set", mo.AdminToken != "", "referee_token_set", mo.RefereeToken != "")
+					"admin_token_set", mo.AdminToken != "", "referee_token_set", mo.RefereeToken != "",
+					"registration_token_set", mo.RegistrationToken != "")
 				return &agentServer{mux: mgr.Handler(), trusted: mgr.Vouches, run: func(ctx context.Context) error {
 					_, err := mgr.Run(ctx)
 					return err
@@ -180,6 +191,7 @@ first line of stdout.`,
 	c.Flags().StringVar(&o.db, "db", "", "SQLite database of the league (default leaguectl-<league-id>.db here; :memory: for a throwaway run); a restart on the same file resumes the league")
 	c.Flags().StringVar(&o.adminToken, "admin-token", "", "token that start_league and admin queries must carry (or "+adminTokenEnv+"); without one only this host may use them")
 	c.Flags().StringVar(&o.refereeToken, "referee-token", "", "token a referee's registration must carry (or "+refereeTokenEnv+"); without one any referee may register")
+	c.Flags().StringVar(&o.registrationToken, "registration-token", "", "token a player's registration must carry (or "+registrationTokenEnv+"); without one any player may register")
 	c.Flags().BoolVar(&o.openReferees, "open-referees", false, "let any referee register on a manager other machines can reach, without --referee-token (needed then: a referee decides the matches it is handed)")
 	c.Flags().IntVar(&o.minPlayers, "min-players", 0, "start by itself once this many players and a referee have registered (0: never)")
 	c.Flags().IntVar(&o.maxPlayers, "max-players", defaultMaxPlayers, "reject a player's registration once this many have registered (0: no limit)")
@@ -285,6 +297,9 @@ type servePlayerOptions struct {
 	fault    string
 	exec     string
 	seed     uint64
+	// registrationToken is the manager's registration token, sent as the
+	// registration's auth_token (--registration-token).
+	registrationToken string
 }
 
 func newServePlayerCmd(ro *rootOptions) *cobra.Command {
@@ -336,6 +351,7 @@ is the first line of stdout.`,
 				opts := playerOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.Strategy = o.id, o.name, strategy
 				opts.ManagerEndpoint, opts.Endpoint, opts.Fault = o.manager, endpoint, fault
+				opts.RegistrationToken = registrationTokenFrom(o.registrationToken)
 				opts.OnRegistered = name.set
 				if command != nil {
 					opts.Exec = execOptions(cfg, command)
@@ -362,6 +378,7 @@ is the first line of stdout.`,
 	c.Flags().StringVar(&o.strategy, "strategy", "random", "strategy: "+strings.Join(player.StrategyNames(), ", "))
 	c.Flags().StringVar(&o.fault, "fault", "", "misbehave on purpose: "+strings.Join(player.FaultKinds(), ", ")+" (slow:DURATION)")
 	c.Flags().StringVar(&o.exec, "exec", "", "be an exec agent: COMMAND reads one JSON message a line on stdin and answers one JSON object a line on stdout (docs/agents.md); no shell runs it")
+	c.Flags().StringVar(&o.registrationToken, "registration-token", "", "the manager's registration token, for a manager that admits only the players given it (or "+registrationTokenEnv+")")
 	seedFlag(c, &o.seed)
 	_ = c.MarkFlagRequired("manager")
 	return c

@@ -38,8 +38,8 @@ func quoted(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) +
 
 // TestExamplePythonPlayer: examples/python-player passes check player, and
 // plays a league across processes beside our serve-player and an exec
-// agent of examples/exec-bot (which passes check player too), with no
-// technical loss, as docs/agents.md says.
+// agent of examples/exec-bot (which passes check player too, before it
+// joins), with no technical loss, as docs/agents.md says.
 func TestExamplePythonPlayer(t *testing.T) {
 	py := python3(t)
 	is := is.New(t)
@@ -61,15 +61,19 @@ func TestExamplePythonPlayer(t *testing.T) {
 			"--manager", mgr.endpoint, "--id", id, "--name", "Python "+id))
 	}
 	startServer(t, "P01", "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", "P01")
-	bot := startServer(t, "BOT1", "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", "BOT1",
-		"--exec", quoted(py)+" "+quoted(example(t, "exec-bot/bot.py")), "--log-level", "debug")
 
-	// An exec agent is checked as any player is: its bot answers.
-	out, errs, code := runCLI(t, "check", "player", bot.endpoint)
+	// An exec agent is checked as any player is, before it joins a
+	// league (in one of ours, it answers only its referees): its bot
+	// answers.
+	unjoined := startServer(t, "BOT0", "serve-player", "--port", "0", "--manager", transporttest.DeadEndpoint(t), "--id", "BOT1",
+		"--exec", quoted(py)+" "+quoted(example(t, "exec-bot/bot.py")))
+	out, errs, code := runCLI(t, "check", "player", unjoined.endpoint)
 	is.Equal(code, 0) // the exec agent passes check player
 	if code != 0 {
-		t.Fatalf("check player %s:\n%s%s\n%s", bot.endpoint, out, errs, bot.stderr)
+		t.Fatalf("check player %s:\n%s%s\n%s", unjoined.endpoint, out, errs, unjoined.stderr)
 	}
+	bot := startServer(t, "BOT1", "serve-player", "--port", "0", "--manager", mgr.endpoint, "--id", "BOT1",
+		"--exec", quoted(py)+" "+quoted(example(t, "exec-bot/bot.py")), "--log-level", "debug")
 
 	out, errs, code = runCLI(t, "start", "--manager", mgr.endpoint, "--min-players", "4", "--wait", "--output", "json")
 	if code != 0 {
@@ -89,7 +93,7 @@ func TestExamplePythonPlayer(t *testing.T) {
 	}
 	log := bot.stderr.String()
 	is.True(strings.Contains(log, `"message":"exec bot started"`))
-	is.Equal(strings.Count(log, `"message":"exec bot started"`), 1)             // one process for the league, and the checks
+	is.Equal(strings.Count(log, `"message":"exec bot started"`), 1)             // one process for the league
 	is.True(!strings.Contains(log, `"message":"exec bot gave no valid answer`)) // every answer valid
 }
 

@@ -72,6 +72,10 @@ type Options struct {
 	// organiser whose players are other people's admits only the referees
 	// given it. Without one, any referee may register.
 	RefereeToken string
+	// RegistrationToken, when set, is what a player's registration must
+	// carry as its auth_token: an organiser admits only the players given
+	// it. Without one, any player may register.
+	RegistrationToken string
 	// Retry paces new attempts to hand a match to a referee.
 	Retry transport.Retry
 	// Tokens is the source of the agents' tokens (crypto/rand when nil):
@@ -137,6 +141,27 @@ type agent struct {
 	// given to (protocol.InstanceProof), "" when none was sent or the
 	// manager has restarted since; under mu.
 	instance string
+	// tickets says the agent asked for match tickets and was told it gets
+	// them (protocol.PlayerMeta.MatchTickets); under mu.
+	tickets bool
+	// ticketer makes the player's match tickets under the ticket key of
+	// ticketerOf, the token it was made from: made once a token, not once
+	// a match; under mu.
+	ticketer   *protocol.Ticketer
+	ticketerOf string
+}
+
+// ticketFor is the match ticket the player a is shown by referee ref in
+// assignment n of match matchID, "" when a asked for none or its token
+// is not known (a manager restored without its token key). Under mu.
+func (a *agent) ticketFor(matchID, ref string, n uint64) string {
+	if a.token == "" || !a.tickets {
+		return ""
+	}
+	if a.ticketer == nil || a.ticketerOf != a.token {
+		a.ticketer, a.ticketerOf = protocol.NewTicketer(protocol.TicketKey(a.token)), a.token
+	}
+	return a.ticketer.Ticket(matchID, ref, n)
 }
 
 // setToken sets the token to send a.
@@ -151,8 +176,12 @@ type match struct {
 	// report. Nearly every match has one, kept without a slice.
 	assigned   string
 	reassigned []string
-	result     counted
-	done       chan struct{} // closed when the result is counted; see doneOf
+	// ticketN numbers its last hand-over (protocol.Ticket): the manager's
+	// clock then, in milliseconds, and above the one before, so that a
+	// manager restarted later numbers above every hand-over before it.
+	ticketN uint64
+	result  counted
+	done    chan struct{} // closed when the result is counted; see doneOf
 }
 
 // assign records that referee ref was handed mt.
@@ -163,6 +192,13 @@ func (mt *match) assign(ref string) {
 	case mt.assigned != ref && !slices.Contains(mt.reassigned, ref):
 		mt.reassigned = append(mt.reassigned, ref)
 	}
+}
+
+// nextTicketN numbers a new hand-over of mt at now (ticketN). Under mu.
+func (mt *match) nextTicketN(now time.Time) uint64 {
+	n := uint64(max(now.UnixMilli(), 0))
+	mt.ticketN = max(n, mt.ticketN+1)
+	return mt.ticketN
 }
 
 // wasAssigned reports whether referee ref was handed mt.
@@ -328,7 +364,7 @@ func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (
 	}
 	meta := req.RefereeMeta
 	a, token, rejected, err := m.register(ctx, protocol.RoleReferee, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
-		meta.GameTypes, meta.MaxConcurrentMatches, req.InstanceSecret)
+		meta.GameTypes, meta.MaxConcurrentMatches, req.InstanceSecret, m.grantsTickets(meta.MatchTickets))
 	if err != nil {
 		return nil, err
 	}
@@ -340,6 +376,7 @@ func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (
 		return resp, nil
 	}
 	resp.Status, resp.RefereeID, resp.SignsMessages = protocol.StatusAccepted, a.id, m.alwaysSigns()
+	resp.MatchTickets = m.ticketsOf(a)
 	resp.Reason = m.givenAnother(ctx, a)
 	m.log.LogAttrs(ctx, slog.LevelInfo, "referee registered", slog.String("referee_id", a.id),
 		slog.String("endpoint", a.endpoint), slog.Int("max_concurrent_matches", min(meta.MaxConcurrentMatches, MaxRefereeCapacity)),
@@ -349,9 +386,17 @@ func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (
 
 func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (any, error) {
 	req := r.Msg.(*protocol.LeagueRegisterRequest)
+	if want := m.opts.RegistrationToken; want != "" {
+		switch {
+		case req.AuthToken == "":
+			return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "this league admits players that carry its registration token as auth_token")
+		case !sameSecret(req.AuthToken, want):
+			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not this league's registration token")
+		}
+	}
 	meta := req.PlayerMeta
 	a, token, rejected, err := m.register(ctx, protocol.RolePlayer, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
-		meta.GameTypes, 0, req.InstanceSecret)
+		meta.GameTypes, 0, req.InstanceSecret, m.grantsTickets(meta.MatchTickets))
 	if err != nil {
 		return nil, err
 	}
@@ -363,6 +408,7 @@ func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (a
 		return resp, nil
 	}
 	resp.Status, resp.PlayerID, resp.SignsMessages = protocol.StatusAccepted, a.id, m.alwaysSigns()
+	resp.MatchTickets = m.ticketsOf(a)
 	resp.Reason = m.givenAnother(ctx, a)
 	m.log.LogAttrs(ctx, slog.LevelInfo, "player registered", slog.String("player_id", a.id),
 		slog.String("endpoint", a.endpoint), slog.String("conversation_id", req.ConversationID))
@@ -389,6 +435,19 @@ func (m *Manager) givenAnother(ctx context.Context, a *agent) *string {
 // after a restart, and must not promise.
 func (m *Manager) alwaysSigns() bool { return m.opts.Store == nil || m.opts.TokenKey != nil }
 
+// grantsTickets reports whether an agent registering now that asks for
+// match tickets (asked) gets them. Only from a manager that will know the
+// player's token after a restart of its own (alwaysSigns): one that could
+// not make the tickets again would have its players refuse every referee.
+func (m *Manager) grantsTickets(asked bool) bool { return asked && m.alwaysSigns() }
+
+// ticketsOf reports whether a gets match tickets.
+func (m *Manager) ticketsOf(a *agent) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return a.tickets
+}
+
 // MaxRefereeCapacity bounds the matches a referee is given at once,
 // whatever max_concurrent_matches it registers with: the manager keeps a
 // slot for each, and one registration of 2^62 slots (no document bounds
@@ -413,7 +472,7 @@ func (m *Manager) ofThisLeague(env protocol.Envelope) error {
 // with a reason what it cannot (registration closed, no even_odd, the
 // league full).
 func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol.Envelope, name, endpoint string, games []string,
-	capacity int, secret string) (a *agent, token, rejected string, err error) {
+	capacity int, secret string, tickets bool) (a *agent, token, rejected string, err error) {
 	if err := m.ofThisLeague(env); err != nil {
 		return nil, "", "", err
 	}
@@ -427,7 +486,7 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	}
 	proof := protocol.InstanceProof(secret)
 	if a := m.rejoining(role, endpoint); a != nil && proof != "" && m.restarted(ctx, a, proof) {
-		token, err := m.rejoin(ctx, a, proof, capacity)
+		token, err := m.rejoin(ctx, a, proof, capacity, tickets)
 		if err != nil {
 			return nil, "", "", err
 		}
@@ -467,7 +526,7 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	}
 	a = &agent{id: id, name: name, endpoint: endpoint, role: role, tokenHash: sha256.Sum256([]byte(token)),
 		nonce: nonce, capacity: capacity, registeredAt: m.clock(), restarted: make(chan struct{}), instance: proof,
-		asked: asked}
+		asked: asked, tickets: tickets}
 	a.setToken(token)
 	if a.name == "" {
 		a.name = id
@@ -562,7 +621,7 @@ func (m *Manager) restarted(ctx context.Context, a *agent, proof string) bool {
 // handed out again at once (agent.restarted), not after the match
 // timeout. A referee's capacity is the one it registers with now: it may
 // have been restarted with another --max-concurrent-matches.
-func (m *Manager) rejoin(ctx context.Context, a *agent, proof string, capacity int) (string, error) {
+func (m *Manager) rejoin(ctx context.Context, a *agent, proof string, capacity int, tickets bool) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.endpoints[seat{a.role, a.endpoint}] != a.id {
@@ -583,11 +642,13 @@ func (m *Manager) rejoin(ctx context.Context, a *agent, proof string, capacity i
 		capacity = a.capacity
 	}
 	if err := m.persist(ctx, "registration", func(ctx context.Context, s Store) error {
-		return s.SaveRejoin(ctx, a.id, hash, nonce, capacity)
+		return s.SaveRejoin(ctx, a.id, hash, nonce, capacity, tickets)
 	}); err != nil {
 		return "", err
 	}
 	a.tokenHash, a.nonce, a.instance = hash, nonce, proof
+	// What it asks for now: it may have been restarted as another build.
+	a.tickets = tickets
 	// Back: calls to it are not refused by a breaker its absence opened.
 	if m.opts.ResetBreaker != nil {
 		m.opts.ResetBreaker(a.endpoint)

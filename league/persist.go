@@ -81,7 +81,8 @@ func (m *Manager) Restore(ctx context.Context) error {
 	unknown := 0
 	for i, r := range saved.Agents {
 		a := &agent{id: r.ID, name: r.DisplayName, endpoint: r.Endpoint, role: r.Role, tokenHash: r.TokenHash,
-			nonce: r.TokenNonce, capacity: min(r.Capacity, MaxRefereeCapacity), registeredAt: r.RegisteredAt, restarted: make(chan struct{})}
+			nonce: r.TokenNonce, capacity: min(r.Capacity, MaxRefereeCapacity), registeredAt: r.RegisteredAt, restarted: make(chan struct{}),
+			tickets: r.MatchTickets}
 		if tokens[i] != "" {
 			a.setToken(tokens[i])
 		} else {
@@ -333,7 +334,7 @@ func savedOutcome(r ResultRecord, mt *match) *outcome {
 
 func agentRecord(a *agent) AgentRecord {
 	return AgentRecord{ID: a.id, Role: a.role, DisplayName: a.name, Endpoint: a.endpoint, TokenHash: a.tokenHash,
-		TokenNonce: a.nonce, Capacity: a.capacity, RegisteredAt: a.registeredAt}
+		TokenNonce: a.nonce, Capacity: a.capacity, RegisteredAt: a.registeredAt, MatchTickets: a.tickets}
 }
 
 func resultRecord(o *outcome, round int, conversation string, at time.Time) ResultRecord {

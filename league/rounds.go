@@ -389,6 +389,9 @@ func (m *Manager) runMatch(ctx context.Context, mt *match) {
 		m.mu.Lock()
 		mt.state, mt.referee = "RUNNING", ref.id
 		mt.assign(ref.id)
+		// Every hand-over gets tickets of its own: the players then refuse
+		// the last referee's once they have seen this one's.
+		n := mt.nextTicketN(m.clock())
 		// A referee that registers again has restarted, and lost the match;
 		// the match goes to the one that had this token.
 		gone, token := ref.restarted, ref.token
@@ -398,7 +401,7 @@ func (m *Manager) runMatch(ctx context.Context, mt *match) {
 		// call, and for the result.
 		within, cancel := context.WithTimeout(ctx, m.opts.MatchTimeout)
 		callErr := make(chan error, 1)
-		go func() { callErr <- m.startMatch(within, ref, token, mt) }()
+		go func() { callErr <- m.startMatch(within, ref, token, mt, n) }()
 		lost := false
 		select {
 		case <-done:
@@ -475,14 +478,31 @@ func (m *Manager) wait(ctx context.Context, mt *match, d time.Duration) bool {
 	return false
 }
 
-// startMatch sends START_MATCH within ctx, the match timeout. A referee of
-// another implementation may answer only when the match is over; the
-// caller does not wait for that.
-func (m *Manager) startMatch(ctx context.Context, ref *agent, token string, mt *match) error {
+// startMatch sends START_MATCH, hand-over n of mt, within ctx, the match
+// timeout. A referee that takes match tickets is given one for each
+// player that asked for them; the players that asked, of a match handed
+// to a referee that takes none, are told first that its messages carry
+// none (tellTicketless). A referee of another implementation may answer
+// only when the match is over; the caller does not wait for that.
+func (m *Manager) startMatch(ctx context.Context, ref *agent, token string, mt *match, n uint64) error {
 	m.mu.Lock()
 	a, b := m.agents[mt.A], m.agents[mt.B]
 	instA, instB := a.instanceTag(), b.instanceTag()
+	var ticketA, ticketB string
+	var told []*agent
+	if ref.tickets {
+		ticketA, ticketB = a.ticketFor(mt.MatchID, ref.id, n), b.ticketFor(mt.MatchID, ref.id, n)
+	} else {
+		for _, p := range [2]*agent{a, b} {
+			if p.tickets && p.token != "" {
+				told = append(told, p)
+			}
+		}
+	}
 	m.mu.Unlock()
+	if told != nil {
+		m.tellTicketless(ctx, ref, mt, n, told)
+	}
 	seed := rng.Derive(m.opts.Seed, "match", mt.MatchID)
 	sm := &protocol.StartMatch{
 		Envelope:        m.envelope(protocol.TypeStartMatch, m.conversation(mt), token),
@@ -502,6 +522,8 @@ func (m *Manager) startMatch(ctx context.Context, ref *agent, token string, mt *
 		MatchSeed:             &seed,
 		PlayerAInstance:       instA,
 		PlayerBInstance:       instB,
+		PlayerATicket:         ticketA,
+		PlayerBTicket:         ticketB,
 	}
 	var ack protocol.StartMatchAck
 	err := m.caller.Call(ctx, ref.endpoint, protocol.ToolName(protocol.TypeStartMatch), sm, &ack)
@@ -522,6 +544,38 @@ func (m *Manager) startMatch(ctx context.Context, ref *agent, token string, mt *
 		return fmt.Errorf("START_MATCH rejected: %s", protocol.Clip(ack.Reason))
 	}
 	return nil
+}
+
+// tellTicketless tells each of players, which asked for match tickets,
+// that hand-over n of mt is to ref, a referee that carries none (one of
+// another implementation): a ROUND_ANNOUNCEMENT of mt alone, signed with
+// the player's token, whose match names the referee and the hand-over
+// (protocol.MatchRef.TicketlessAssignment). The player then answers
+// that referee's messages for mt without a ticket. It is told before
+// START_MATCH goes, each player within a call timeout; one that cannot be
+// told refuses the referee, as it would without a word.
+func (m *Manager) tellTicketless(ctx context.Context, ref *agent, mt *match, n uint64, players []*agent) {
+	ra := protocol.RoundAnnouncement{
+		Envelope: m.envelope(protocol.TypeRoundAnnouncement, m.conversation(mt)+"-referee", ""),
+		RoundID:  mt.Round,
+		Matches: []protocol.MatchRef{{MatchID: mt.MatchID, GameType: protocol.GameEvenOdd, PlayerAID: mt.A, PlayerBID: mt.B,
+			RefereeEndpoint: ref.endpoint, RefereeID: ref.id, TicketlessAssignment: n}},
+	}
+	var wg sync.WaitGroup
+	for _, p := range players {
+		msg := ra // its own copy: the Matches it shares are read only
+		msg.AuthToken = m.tokenFor(p)
+		wg.Go(func() {
+			call, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
+			defer cancel()
+			if err := m.caller.Call(call, p.endpoint, protocol.MethodNotifyRound, &msg, nil); err != nil {
+				m.log.LogAttrs(ctx, slog.LevelWarn, "player not told its match's referee carries no tickets",
+					slog.String("match_id", mt.MatchID), slog.String("player_id", p.id), slog.String("referee_id", ref.id),
+					slog.String("error", err.Error()))
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func (m *Manager) conversation(mt *match) string {

@@ -20,9 +20,10 @@ type Store interface {
 	// the nonce it was made with, never the token itself).
 	SaveAgent(ctx context.Context, a AgentRecord) error
 	// SaveRejoin records an agent's new token (its hash, and its nonce or
-	// nil) and capacity (a referee's max_concurrent_matches; 0 for a
-	// player) when it registered again after a restart of its own.
-	SaveRejoin(ctx context.Context, id string, hash [32]byte, nonce []byte, capacity int) error
+	// nil), capacity (a referee's max_concurrent_matches; 0 for a player)
+	// and whether it gets match tickets, when it registered again after a
+	// restart of its own.
+	SaveRejoin(ctx context.Context, id string, hash [32]byte, nonce []byte, capacity int, tickets bool) error
 	// SaveSchedule records the schedule, and that the league has started.
 	// The manager calls it only for a store that is not a ScheduleWriter.
 	SaveSchedule(ctx context.Context, startedAt time.Time, rounds [][]Pairing) error
@@ -117,7 +118,10 @@ type AgentRecord struct {
 	TokenHash   [32]byte
 	// TokenNonce is the random part of a token made with the manager's
 	// token key (Options.TokenKey); nil when the token was random.
-	TokenNonce   []byte
+	TokenNonce []byte
+	// MatchTickets says the agent asked for match tickets and was told it
+	// gets them (protocol.PlayerMeta.MatchTickets).
+	MatchTickets bool
 	Capacity     int
 	RegisteredAt time.Time
 }

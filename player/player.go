@@ -67,9 +67,14 @@ type Options struct {
 	OnRegistered func(id string)
 	// MaxHistory bounds the games the player remembers (0:
 	// DefaultMaxHistory); beyond it the oldest is forgotten (its stats
-	// stay counted). Anyone may send a GAME_OVER, each for a match id of
-	// its own making.
+	// stay counted). In a league without match tickets anyone may send a
+	// GAME_OVER, each for a match id of its own making.
 	MaxHistory int
+	// RegistrationToken is the auth_token of its registration: the
+	// league's registration token, for a manager that admits only the
+	// players given it (league.Options.RegistrationToken); empty for one
+	// that admits any.
+	RegistrationToken string
 }
 
 // DefaultMaxHistory is the games a player remembers by default: a 1000
@@ -117,6 +122,21 @@ type openMatch struct {
 	seq                                   int
 }
 
+// handOver is one hand-over of a match to a referee, as a player learns of
+// it.
+type handOver struct {
+	n uint64 // its number: a later hand-over has a greater one
+	// ticket is the one its referee shows, already checked; "" when the
+	// manager said the referee carries none.
+	ticket string
+}
+
+// maxAssigned bounds Player.assigned: its entries are authenticated, and a
+// league of a thousand players gives a player 999 matches; past it the
+// hand-overs seen are forgotten, and an earlier referee's ticket is taken
+// again until a later one has been seen once more.
+const maxAssigned = 1 << 16
+
 // Player is the Player agent.
 type Player struct {
 	opts   Options
@@ -133,7 +153,18 @@ type Player struct {
 	// signed says the manager signs its broadcasts with token: it said so
 	// at registration (signs_messages), or one has carried token. A
 	// broadcast without it is then not the manager's (fromManager).
-	signed    bool
+	signed bool
+	// tickets says the manager gives its referees match tickets for this
+	// player (it said so at registration, match_tickets): a message of a
+	// match is taken only with a valid one (ticketed), checked by ticketer
+	// (under protocol.TicketKey of token).
+	tickets  bool
+	ticketer *protocol.Ticketer
+	// assigned is the latest hand-over of each match of the league the
+	// player has seen, by match id: a ticket's, or its manager's word that
+	// the referee carries none. Every entry was authenticated, so they are
+	// as many as the league's matches of this player, at most.
+	assigned  map[string]handOver
 	leagueID  string
 	state     string
 	lastErr   string
@@ -279,6 +310,7 @@ func (p *Player) Register(ctx context.Context) error {
 			Timestamp:      protocol.FormatTimestamp(p.clock()),
 			ConversationID: "conv-register-" + p.ID(),
 			LeagueID:       p.opts.LeagueID,
+			AuthToken:      p.opts.RegistrationToken,
 		},
 		PlayerMeta: &protocol.PlayerMeta{
 			DisplayName:     p.opts.DisplayName,
@@ -287,6 +319,7 @@ func (p *Player) Register(ctx context.Context) error {
 			AgentVersion:    Version,
 			GameTypes:       []string{protocol.GameEvenOdd},
 			ContactEndpoint: p.opts.Endpoint,
+			MatchTickets:    true,
 		},
 		InstanceSecret: p.opts.InstanceSecret,
 	}
@@ -294,10 +327,12 @@ func (p *Player) Register(ctx context.Context) error {
 		p.registeringOnce.Do(p.opts.OnRegistering)
 	}
 	var resp protocol.LeagueRegisterResponse
-	// Asked again without the instance secret (our extension) if refused.
+	// Asked again without our extensions (the instance secret, match
+	// tickets) if refused.
 	err := transport.CallExtended(ctx, p.caller, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp, func() any {
-		plain := *req
-		plain.InstanceSecret = ""
+		plain, meta := *req, *req.PlayerMeta
+		meta.MatchTickets = false
+		plain.InstanceSecret, plain.PlayerMeta = "", &meta
 		return &plain
 	})
 	if err != nil {
@@ -311,6 +346,12 @@ func (p *Player) Register(ctx context.Context) error {
 	// start; any other is one once a broadcast has carried the new token.
 	p.id, p.token, p.signed = resp.PlayerID, resp.AuthToken, resp.SignsMessages
 	p.shown = protocol.ShownToken(protocol.RolePlayer, resp.PlayerID, resp.AuthToken)
+	// A new registration is a new league: its tickets are under the new
+	// token, and none of its matches has been handed out yet.
+	p.tickets, p.ticketer, p.assigned = resp.MatchTickets, nil, nil
+	if p.tickets {
+		p.ticketer, p.assigned = protocol.NewTicketer(protocol.TicketKey(resp.AuthToken)), map[string]handOver{}
+	}
 	if !p.completed {
 		// A league that has already ended stays ended.
 		p.state = StateRegistered
@@ -331,11 +372,11 @@ func (p *Player) Register(ctx context.Context) error {
 // the player's fault (see league); the tools and health never do.
 func (p *Player) Handler() *transport.Mux {
 	m := transport.NewMux(p.log)
-	m.HandleFunc(string(protocol.TypeGameInvitation), p.league(p.onInvitation))
-	m.HandleFunc(string(protocol.TypeChooseParityCall), p.league(p.onParityCall))
-	m.HandleFunc(string(protocol.TypeGameOver), p.league(p.tellBot(p.onGameOver)))
-	m.HandleFunc(string(protocol.TypeGameError), p.league(p.tellBot(p.onGameError)))
-	m.HandleFunc(string(protocol.TypeRoundAnnouncement), p.league(p.fromManager(p.tellBot(p.onRoundAnnouncement))))
+	m.HandleFunc(string(protocol.TypeGameInvitation), p.league(p.ticketed(p.onInvitation)))
+	m.HandleFunc(string(protocol.TypeChooseParityCall), p.league(p.ticketed(p.onParityCall)))
+	m.HandleFunc(string(protocol.TypeGameOver), p.league(p.ticketed(p.tellBot(p.onGameOver))))
+	m.HandleFunc(string(protocol.TypeGameError), p.league(p.ticketed(p.tellBot(p.onGameError))))
+	m.HandleFunc(string(protocol.TypeRoundAnnouncement), p.league(p.fromManager(p.announcements(p.tellBot(p.onRoundAnnouncement)))))
 	m.HandleFunc(string(protocol.TypeLeagueStandingsUpdate), p.league(p.fromManager(p.tellBot(p.onStandings))))
 	m.HandleFunc(string(protocol.TypeRoundCompleted), p.league(p.fromManager(p.tellBot(p.onRoundCompleted))))
 	m.HandleFunc(string(protocol.TypeLeagueCompleted), p.league(p.fromManager(p.tellBot(p.onLeagueCompleted))))

@@ -233,7 +233,7 @@ func TestRegisterRequest(t *testing.T) {
 		is.Equal(requests, []string{`{"protocol":"league.v2","message_type":"LEAGUE_REGISTER_REQUEST","sender":"player:P01",` +
 			`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-register-P01","league_id":"league_test",` +
 			`"player_meta":{"display_name":"Agent Alpha","version":"1.0.0","agent_version":"1.0.0","protocol_version":"2.1.0","game_types":["even_odd"],` +
-			`"contact_endpoint":"http://127.0.0.1:8101/mcp"},"instance_secret":"instance-secret-of-the-test-player"}`}) // the exact request
+			`"contact_endpoint":"http://127.0.0.1:8101/mcp","match_tickets":true},"instance_secret":"instance-secret-of-the-test-player"}`}) // the exact request
 		is.Equal(p.ID(), "P01")
 		st := p.State()
 		is.Equal(st.State, player.StateRegistered)
@@ -286,8 +286,8 @@ func TestRegisterStoresAssignedID(t *testing.T) {
 }
 
 // TestRegisterWithAStrictManager: a manager that refuses fields the spec
-// does not have (E002) is asked again without the instance secret, and
-// the player registers.
+// does not have (E002) is asked again without our extensions (the
+// instance secret, match tickets), and the player registers.
 func TestRegisterWithAStrictManager(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
@@ -302,8 +302,10 @@ func TestRegisterWithAStrictManager(t *testing.T) {
 		is.NoErr(r.p.Register(ctxFor(t)))
 		_, requests := m.got()
 		is.Equal(len(requests), 2)
-		is.True(strings.Contains(requests[0], `"instance_secret"`))  // asked with it
-		is.True(!strings.Contains(requests[1], `"instance_secret"`)) // then without
+		is.True(strings.Contains(requests[0], `"instance_secret"`))    // asked with it
+		is.True(!strings.Contains(requests[1], `"instance_secret"`))   // then without
+		is.True(strings.Contains(requests[0], `"match_tickets":true`)) // match tickets too, our other extension
+		is.True(!strings.Contains(requests[1], `"match_tickets"`))
 		is.Equal(r.p.State().State, player.StateRegistered)
 	})
 }

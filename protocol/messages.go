@@ -24,6 +24,11 @@ type RefereeMeta struct {
 	GameTypes            []string `json:"game_types"`
 	ContactEndpoint      string   `json:"contact_endpoint"`
 	MaxConcurrentMatches int      `json:"max_concurrent_matches"`
+	// MatchTickets is this implementation's extension (absent when
+	// false): the referee takes match tickets in START_MATCH
+	// (StartMatch.PlayerATicket) and shows each player its own. Other
+	// implementations send none, and are sent no ticket.
+	MatchTickets bool `json:"match_tickets,omitzero"`
 }
 
 // RefereeRegisterRequest is REFEREE_REGISTER_REQUEST.
@@ -66,6 +71,12 @@ type PlayerMeta struct {
 	ProtocolVersion string   `json:"protocol_version,omitzero"`
 	GameTypes       []string `json:"game_types"`
 	ContactEndpoint string   `json:"contact_endpoint"`
+	// MatchTickets is this implementation's extension (absent when
+	// false): the player answers the messages of its matches only with
+	// a match ticket (Ticket), once its manager has said it issues them
+	// (LeagueRegisterResponse.MatchTickets). A player that does not ask
+	// is never sent one, nor anything else of the extension.
+	MatchTickets bool `json:"match_tickets,omitzero"`
 }
 
 // LeagueRegisterRequest is LEAGUE_REGISTER_REQUEST.
@@ -102,6 +113,11 @@ type RefereeRegisterResponse struct {
 	// token, so that one without it is a stranger's. Other
 	// implementations ignore it.
 	SignsMessages bool `json:"signs_messages,omitzero"`
+	// MatchTickets is this implementation's extension (absent when
+	// false), in the answer to an agent that asked for match tickets:
+	// the manager gives its referees a ticket for each player that asked
+	// for them, with every START_MATCH, after a restart of its own too.
+	MatchTickets bool `json:"match_tickets,omitzero"`
 }
 
 // Type implements Message.
@@ -120,6 +136,9 @@ type LeagueRegisterResponse struct {
 	Reason   *string `json:"reason"`
 	// SignsMessages: see RefereeRegisterResponse.
 	SignsMessages bool `json:"signs_messages,omitzero"`
+	// MatchTickets: see RefereeRegisterResponse. A player told so
+	// refuses a message of its matches without a valid ticket.
+	MatchTickets bool `json:"match_tickets,omitzero"`
 }
 
 // Type implements Message.
@@ -153,6 +172,18 @@ type MatchRef struct {
 	PlayerAID       string `json:"player_A_id"`
 	PlayerBID       string `json:"player_B_id"`
 	RefereeEndpoint string `json:"referee_endpoint"`
+	// RefereeID and TicketlessAssignment are this implementation's
+	// extension, sent only to a player that asked for match tickets
+	// (PlayerMeta.MatchTickets), signed with its token: the match has
+	// been handed to referee RefereeID, in the assignment numbered
+	// TicketlessAssignment, and that referee carries no tickets (one of
+	// another implementation). The player then answers its messages for
+	// the match without a ticket, until a ticket of a later assignment
+	// comes (whatever referee their sender names: it proves nothing). Absent (0) in every other announcement. (Dialect-a sends
+	// referee_id of its own accord, without ticketless_assignment: it
+	// means nothing to a player then, and is not checked.)
+	RefereeID            string `json:"referee_id,omitzero"`
+	TicketlessAssignment uint64 `json:"ticketless_assignment,omitzero"`
 }
 
 // valid reports whether the checks of RoundAnnouncement.check all pass
@@ -160,7 +191,8 @@ type MatchRef struct {
 func (r *MatchRef) valid() bool {
 	return validID(r.MatchID) && validID(r.PlayerAID) && validID(r.PlayerBID) &&
 		(r.GameType == "" || r.GameType == GameEvenOdd) &&
-		(r.RefereeEndpoint == "" || CheckEndpoint(r.RefereeEndpoint) == nil)
+		(r.RefereeEndpoint == "" || CheckEndpoint(r.RefereeEndpoint) == nil) &&
+		(r.TicketlessAssignment == 0 || validID(r.RefereeID))
 }
 
 // RoundAnnouncement is ROUND_ANNOUNCEMENT.
@@ -188,7 +220,23 @@ func (m *RoundAnnouncement) check(v *validator) {
 		v.requireID(p+".player_B_id", mr.PlayerBID)
 		v.gameType(p+".game_type", mr.GameType)
 		v.endpoint(p+".referee_endpoint", mr.RefereeEndpoint, false)
+		if mr.TicketlessAssignment != 0 {
+			v.requireID(p+".referee_id", mr.RefereeID) // whose messages go without a ticket
+		}
 	}
+}
+
+// Ticketless reports whether every match of the announcement is a
+// manager's word that a referee carries no tickets
+// (MatchRef.TicketlessAssignment): an amendment of the round's
+// announcement, not another announcement.
+func (m *RoundAnnouncement) Ticketless() bool {
+	for i := range m.Matches {
+		if m.Matches[i].TicketlessAssignment == 0 {
+			return false
+		}
+	}
+	return len(m.Matches) > 0
 }
 
 // RoundSummary is the statistics part of ROUND_COMPLETED.
@@ -693,6 +741,14 @@ type StartMatch struct {
 	// once, rather than after the breaker's reset timeout.
 	PlayerAInstance string `json:"player_a_instance,omitzero"`
 	PlayerBInstance string `json:"player_b_instance,omitzero"`
+	// PlayerATicket and PlayerBTicket are this implementation's
+	// extension, sent only to a referee that asked for match tickets
+	// (RefereeMeta.MatchTickets), each for a player that asked for them:
+	// the auth_token the referee puts on every message to that player
+	// for this match (Ticket). Absent for a player that did not ask; the
+	// referee then shows it the token it shows every player.
+	PlayerATicket string `json:"player_a_ticket,omitzero"`
+	PlayerBTicket string `json:"player_b_ticket,omitzero"`
 }
 
 // Type implements Message.

@@ -34,8 +34,11 @@ const (
 // side is one player of a match.
 type side struct {
 	id, endpoint, role string
-	choice             string
-	fail               *failure
+	// ticket is the match ticket START_MATCH gave for the player, shown
+	// it on every message of the match; "" when none was given.
+	ticket string
+	choice string
+	fail   *failure
 }
 
 // failure is why a player gets a technical loss.
@@ -68,8 +71,8 @@ func newMatch(sm *protocol.StartMatch, seed uint64) *match {
 	}
 	return &match{
 		id: sm.MatchID, conversation: conv, round: sm.RoundID, seed: seed,
-		a:     side{id: sm.PlayerA(), endpoint: sm.EndpointA(), role: protocol.PlayerA},
-		b:     side{id: sm.PlayerB(), endpoint: sm.EndpointB(), role: protocol.PlayerB},
+		a:     side{id: sm.PlayerA(), endpoint: sm.EndpointA(), role: protocol.PlayerA, ticket: sm.PlayerATicket},
+		b:     side{id: sm.PlayerB(), endpoint: sm.EndpointB(), role: protocol.PlayerB, ticket: sm.PlayerBTicket},
 		state: statePending,
 	}
 }
@@ -128,7 +131,16 @@ func (r *Referee) play(life *lifetime, m *match) {
 	// result delays no one else's round.
 	told, cancel := context.WithTimeout(ctx, r.callTimeout())
 	defer cancel()
-	over := r.gameOver(m, result)
+	overA := r.gameOver(m, result)
+	overB := overA
+	if m.b.ticket != m.a.ticket {
+		// Each player's own ticket: a copy of the top level for B.
+		c := *overA
+		r.mu.Lock()
+		c.AuthToken = r.shownToLocked(&m.b)
+		r.mu.Unlock()
+		overB = &c
+	}
 	//
 	// The one told second reports, unless the grace's timer, armed as the
 	// GAME_OVERs go, fired first: then the report went from there,
@@ -151,8 +163,8 @@ func (r *Referee) play(life *lifetime, m *match) {
 			reports.Done()
 		}
 	}
-	pair.both(func() { r.notifyEnd(ctx, told, m, &m.a, over); toldOne() },
-		func() { r.notifyEnd(ctx, told, m, &m.b, over); toldOne() })
+	pair.both(func() { r.notifyEnd(ctx, told, m, &m.a, overA); toldOne() },
+		func() { r.notifyEnd(ctx, told, m, &m.b, overB); toldOne() })
 	reports.Wait()
 }
 
@@ -210,7 +222,7 @@ func (p partner) bothWithin(ctx context.Context, d time.Duration, f, g func(ctx 
 // a failure to join.
 func (r *Referee) invite(ctx context.Context, m *match, s, opp *side) {
 	inv := &protocol.GameInvitation{
-		Envelope:    r.playerEnvelope(protocol.TypeGameInvitation, m.conversation),
+		Envelope:    r.playerEnvelope(s, protocol.TypeGameInvitation, m.conversation),
 		RoundID:     m.round,
 		MatchID:     m.id,
 		GameType:    protocol.GameEvenOdd,
@@ -238,7 +250,7 @@ func (r *Referee) invite(ctx context.Context, m *match, s, opp *side) {
 func (r *Referee) askParity(ctx context.Context, m *match, s, opp *side) {
 	deadline := r.clock().Add(r.opts.ChoiceTimeout)
 	call := &protocol.ChooseParityCall{
-		Envelope: r.playerEnvelope(protocol.TypeChooseParityCall, m.conversation),
+		Envelope: r.playerEnvelope(s, protocol.TypeChooseParityCall, m.conversation),
 		MatchID:  m.id,
 		PlayerID: s.id,
 		GameType: protocol.GameEvenOdd,
@@ -389,8 +401,8 @@ func (r *Referee) decide(m *match) *protocol.MatchResult {
 	return res
 }
 
-// gameOver is the GAME_OVER of m: the same message for both players, who
-// only read it.
+// gameOver is the GAME_OVER of m, with player A's ticket: the same message
+// for both players, who only read it, but for the ticket.
 func (r *Referee) gameOver(m *match, res *protocol.MatchResult) *protocol.GameOver {
 	status := protocol.ResultWin
 	switch {
@@ -400,7 +412,7 @@ func (r *Referee) gameOver(m *match, res *protocol.MatchResult) *protocol.GameOv
 		status = protocol.ResultDraw
 	}
 	over := &protocol.GameOver{
-		Envelope: r.playerEnvelope(protocol.TypeGameOver, m.conversation),
+		Envelope: r.playerEnvelope(&m.a, protocol.TypeGameOver, m.conversation),
 		RoundID:  m.round,
 		MatchID:  m.id,
 		GameType: protocol.GameEvenOdd,
@@ -432,7 +444,7 @@ func (r *Referee) notifyEnd(ctx, told context.Context, m *match, s *side, over a
 		}
 		told = ctx
 		r.tell(told, patience, s.endpoint, protocol.MethodNotifyGameError, &protocol.GameError{
-			Envelope:         r.playerEnvelope(protocol.TypeGameError, m.conversation),
+			Envelope:         r.playerEnvelope(s, protocol.TypeGameError, m.conversation),
 			MatchID:          m.id,
 			ErrorCode:        s.fail.code,
 			ErrorDescription: s.fail.code.Name(),

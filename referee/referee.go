@@ -332,14 +332,17 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 			GameTypes:            []string{protocol.GameEvenOdd},
 			ContactEndpoint:      r.opts.Endpoint,
 			MaxConcurrentMatches: r.opts.MaxConcurrent,
+			MatchTickets:         true,
 		},
 		InstanceSecret: r.opts.InstanceSecret,
 	}
 	var resp protocol.RefereeRegisterResponse
-	// Asked again without the instance secret (our extension) if refused.
+	// Asked again without our extensions (the instance secret, match
+	// tickets) if refused.
 	err := transport.CallExtended(ctx, r.caller, endpoint, protocol.MethodRegisterReferee, req, &resp, func() any {
-		plain := *req
-		plain.InstanceSecret = ""
+		plain, meta := *req, *req.RefereeMeta
+		meta.MatchTickets = false
+		plain.InstanceSecret, plain.RefereeMeta = "", &meta
 		return &plain
 	})
 	if err != nil {
@@ -450,17 +453,28 @@ func (r *Referee) envelope(t protocol.MessageType, conversation string) protocol
 	return r.origin.Envelope(r.idLocked(), t, r.clock(), conversation, r.leagueID, r.token)
 }
 
-// playerEnvelope is the envelope of a message to a player. The spec wants
-// a token on every message after registration, and the other
+// playerEnvelope is the envelope of a message to player s of a match. The
+// spec wants a token on every message after registration, and the other
 // implementations put the referee's own there; but a player cannot check
 // a referee's token, and with the one the manager gave the referee a
 // player could report its own match to the manager in the referee's name.
-// Players are shown a token of the same form made from it
+// A player is shown the match ticket the manager gave the referee for it
+// (protocol.Ticket), which it checks; one that asked for none is shown a
+// token of the same form made from the referee's own
 // (protocol.ShownToken), which the manager knows nothing of.
-func (r *Referee) playerEnvelope(t protocol.MessageType, conversation string) protocol.Envelope {
+func (r *Referee) playerEnvelope(s *side, t protocol.MessageType, conversation string) protocol.Envelope {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.origin.Envelope(r.idLocked(), t, r.clock(), conversation, r.leagueID, r.shown)
+	return r.origin.Envelope(r.idLocked(), t, r.clock(), conversation, r.leagueID, r.shownToLocked(s))
+}
+
+// shownToLocked is the auth_token player s is shown (playerEnvelope).
+// Under r.mu.
+func (r *Referee) shownToLocked(s *side) string {
+	if s.ticket != "" {
+		return s.ticket
+	}
+	return r.shown
 }
 
 // Vouches proves that r comes from this referee's league manager, a

@@ -29,7 +29,8 @@ func TestRegistration(t *testing.T) {
 			LeagueID: optsLeague}) // registration envelope, without a token
 		is.Equal(*req.RefereeMeta, protocol.RefereeMeta{DisplayName: "Test Referee", Version: referee.Version,
 			ProtocolVersion: protocol.SpecVersion, AgentVersion: referee.Version,
-			GameTypes: []string{"even_odd"}, ContactEndpoint: h.refEP, MaxConcurrentMatches: 2}) // referee_meta, with the spec's version fields
+			GameTypes: []string{"even_odd"}, ContactEndpoint: h.refEP, MaxConcurrentMatches: 2,
+			MatchTickets: true}) // referee_meta, with the spec's version fields, asking for match tickets
 
 		is.Equal(h.ref.ID(), assignedID) // the assigned id is kept
 		var status map[string]any

@@ -32,7 +32,7 @@ import (
 )
 
 // SchemaVersion is the newest schema this build reads and writes.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // busyTimeout is how long a write waits for another connection's.
 const busyTimeout = 5 * time.Second
@@ -129,6 +129,10 @@ var migrations = [...]string{
 		opened_at TEXT
 	);
 	INSERT OR IGNORE INTO writer (id, open) VALUES (1, 0);`,
+	// Version 5: whether the agent asked for match tickets and was told it
+	// gets them (league.AgentRecord.MatchTickets). 0 for every agent of
+	// version 4 and before, which none asked for.
+	`ALTER TABLE agents ADD COLUMN match_tickets INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // ErrNewerSchema is returned for a database written by a newer leaguectl.
@@ -620,9 +624,9 @@ func (s *Store) CreateLeague(ctx context.Context, l league.LeagueRecord) error {
 
 // SaveAgent implements league.Store.
 func (s *Store) SaveAgent(ctx context.Context, a league.AgentRecord) error {
-	return s.exec(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, token_nonce, capacity, registered_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, string(a.Role), a.DisplayName, a.Endpoint,
-		hex.EncodeToString(a.TokenHash[:]), nonceColumn(a.TokenNonce), a.Capacity, ts(a.RegisteredAt))
+	return s.exec(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, token_nonce, capacity, registered_at, match_tickets)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, string(a.Role), a.DisplayName, a.Endpoint,
+		hex.EncodeToString(a.TokenHash[:]), nonceColumn(a.TokenNonce), a.Capacity, ts(a.RegisteredAt), a.MatchTickets)
 }
 
 // nonceColumn is a token nonce as token_nonce holds it: hex, or NULL for
@@ -632,10 +636,10 @@ func nonceColumn(nonce []byte) sql.NullString {
 }
 
 // SaveRejoin implements league.Store.
-func (s *Store) SaveRejoin(ctx context.Context, id string, hash [32]byte, nonce []byte, capacity int) error {
+func (s *Store) SaveRejoin(ctx context.Context, id string, hash [32]byte, nonce []byte, capacity int, tickets bool) error {
 	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE agents SET token_sha256 = ?, token_nonce = ?, capacity = ? WHERE id = ?`,
-			hex.EncodeToString(hash[:]), nonceColumn(nonce), capacity, id)
+		res, err := tx.ExecContext(ctx, `UPDATE agents SET token_sha256 = ?, token_nonce = ?, capacity = ?, match_tickets = ? WHERE id = ?`,
+			hex.EncodeToString(hash[:]), nonceColumn(nonce), capacity, tickets, id)
 		if err != nil {
 			return err
 		}
@@ -824,13 +828,17 @@ func (s *Store) load(ctx context.Context) (*league.Saved, error) {
 }
 
 // loadAgents reads the agents of a database of the given schema version:
-// before version 2, none has a token nonce.
+// before version 2, none has a token nonce; before version 5, none asked
+// for match tickets.
 func loadAgents(ctx context.Context, tx *sql.Tx, sv *league.Saved, version int) error {
-	nonce := "token_nonce"
+	nonce, tickets := "token_nonce", "match_tickets"
 	if version < 2 {
 		nonce = "NULL"
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, role, display_name, endpoint, token_sha256, `+nonce+`, capacity, registered_at FROM agents ORDER BY seq`)
+	if version < 5 {
+		tickets = "0"
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, role, display_name, endpoint, token_sha256, `+nonce+`, capacity, registered_at, `+tickets+` FROM agents ORDER BY seq`)
 	if err != nil {
 		return err
 	}
@@ -839,7 +847,7 @@ func loadAgents(ctx context.Context, tx *sql.Tx, sv *league.Saved, version int) 
 		var a league.AgentRecord
 		var role, hash string
 		var nonce, at sql.NullString
-		if err := rows.Scan(&a.ID, &role, &a.DisplayName, &a.Endpoint, &hash, &nonce, &a.Capacity, &at); err != nil {
+		if err := rows.Scan(&a.ID, &role, &a.DisplayName, &a.Endpoint, &hash, &nonce, &a.Capacity, &at, &a.MatchTickets); err != nil {
 			return err
 		}
 		h, err := hex.DecodeString(hash)

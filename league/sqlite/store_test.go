@@ -201,12 +201,19 @@ func TestOpen(t *testing.T) {
 				capacity INTEGER NOT NULL, registered_at TEXT NOT NULL, token_nonce TEXT);
 			PRAGMA user_version = 2`)
 		is.NoErr(err)
+		// Saved as a leaguectl of version 2 did.
+		save := func(a league.AgentRecord) error {
+			_, err := s.DB().ExecContext(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, token_nonce, capacity, registered_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, string(a.Role), a.DisplayName, a.Endpoint,
+				hex.EncodeToString(a.TokenHash[:]), hex.EncodeToString(a.TokenNonce), a.Capacity, a.RegisteredAt.UTC().Format(time.RFC3339Nano))
+			return err
+		}
 		ref := agentRec("REF01", protocol.RoleReferee, 4, at(1))
 		ref.TokenNonce = []byte{1, 2}
-		is.NoErr(s.SaveAgent(ctx, ref))
+		is.NoErr(save(ref))
 		p1 := agentRec("P01", protocol.RolePlayer, 0, at(2))
 		p1.Endpoint = ref.Endpoint
-		is.True(s.SaveAgent(ctx, p1) != nil) // version 2: one endpoint, one agent
+		is.True(save(p1) != nil) // version 2: one endpoint, one agent
 		is.NoErr(s.Close())
 
 		s = open(t, path)
@@ -471,6 +478,28 @@ func TestAgents(t *testing.T) {
 		sv, err := s.Load(ctx)
 		is.NoErr(err)
 		is.Equal(sv.Agents, []league.AgentRecord{p1}) // nothing else recorded
+	})
+	t.Run("match tickets kept", func(t *testing.T) {
+		is := is.New(t)
+		ctx := testCtx(t)
+		path := dbPath(t)
+		s := open(t, path)
+		is.NoErr(s.CreateLeague(ctx, testLeague))
+		p1 := agentRec("P01", protocol.RolePlayer, 0, at(1))
+		p1.MatchTickets = true
+		p2 := agentRec("P02", protocol.RolePlayer, 0, at(2))
+		is.NoErr(s.SaveAgent(ctx, p1))
+		is.NoErr(s.SaveAgent(ctx, p2))
+		// Each back after a restart of its own, as another build: P01
+		// asks for no tickets now, P02 does.
+		p1.TokenHash, p1.TokenNonce, p1.MatchTickets = sha256.Sum256([]byte("new P01")), []byte{1}, false
+		p2.TokenHash, p2.TokenNonce, p2.MatchTickets = sha256.Sum256([]byte("new P02")), []byte{2}, true
+		is.NoErr(s.SaveRejoin(ctx, "P01", p1.TokenHash, p1.TokenNonce, 0, false))
+		is.NoErr(s.SaveRejoin(ctx, "P02", p2.TokenHash, p2.TokenNonce, 0, true))
+		is.NoErr(s.Close())
+		sv, err := open(t, path).Load(ctx)
+		is.NoErr(err)
+		is.Equal(sv.Agents, []league.AgentRecord{p1, p2})
 	})
 	t.Run("no token on disk", func(t *testing.T) {
 		is := is.New(t)

@@ -109,7 +109,7 @@ func TestWALNotLost(t *testing.T) {
 		ctx := testCtx(t)
 		path := dbPath(t)
 		s := started(t, path, oneRound(1))
-		_, err := s.DB().ExecContext(ctx, `DROP TABLE writer; PRAGMA user_version = 3`)
+		_, err := s.DB().ExecContext(ctx, `DROP TABLE writer; ALTER TABLE agents DROP COLUMN match_tickets; PRAGMA user_version = 3`)
 		is.NoErr(err)
 		_, err = s.DB().ExecContext(ctx, `PRAGMA wal_checkpoint(FULL)`)
 		is.NoErr(err)
