@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -254,4 +255,47 @@ func TestBodyBytesLoopbackExempt(t *testing.T) {
 		c.finish(t, mib, 1000)
 	}
 	heldReaches(t, l, 0)
+}
+
+// TestBodyFloodHeap measures what the flood of TestBodyFloodFromOneAddress
+// costs the server's heap: 100 connections from one address, each
+// declaring 1 MiB and sending 600 KB at once. The server reads 16 of the
+// bodies (its bound for one address) and refuses the rest unread, so its
+// heap grows by about 16 bodies, never by the 100 (60 MB and more) it
+// used to read. The bound below is an upper one: a server slow to read
+// only makes the heap grow less.
+func TestBodyFloodHeap(t *testing.T) {
+	is := is.New(t)
+	l, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{LimitLoopback: true})
+	const conns, sent = 100, 600_000
+	payload := []byte(fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		mib, strings.Repeat(" ", sent)))
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	written := make(chan struct{}, conns)
+	for range conns {
+		c := dialFrom(t, "127.0.0.2", addr)
+		_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second)) // a refused body is never read: bounds the test only
+		go func() {
+			_, _ = c.Write(payload) // refused ones fail, or fill the socket's buffers
+			written <- struct{}{}
+		}()
+	}
+	for range conns {
+		<-written
+	}
+	// What the server holds of bodies is at most 16 MiB of reservations;
+	// the bodies it reads take about their bytes, in chunks that grow, so
+	// twice that, and room for the connections' own buffers.
+	const most = 2*httprpc.DefaultMaxBodyBytesInFlightPerAddress + 8*mib
+	for end := time.Now().Add(time.Second); time.Now().Before(end); {
+		runtime.ReadMemStats(&ms)
+		if grew := int64(ms.HeapAlloc) - int64(before); grew > most {
+			t.Fatalf("%d bodies of %d bytes from one address took %d MiB of the server's heap, more than %d", conns, sent, grew>>20, most>>20)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+	is.Equal(l.BodyBytes().PeakPerAddress, int64(httprpc.DefaultMaxBodyBytesInFlightPerAddress))
 }
