@@ -212,15 +212,9 @@ func TestMixedDialectsLeague(t *testing.T) {
 				defer cancel()
 				defer n.CloseIdle()
 				client := n.Client(5 * time.Second)
-				logger := slog.New(slog.DiscardHandler)
 
-				mgrSrv := &transport.Late{}
-				mgrEP := n.Serve(t, "manager", mgrSrv)
-				mgr := league.New(league.Options{LeagueID: "mixed", Seed: 9, Endpoint: mgrEP, MinPlayers: 4, MinReferees: 1,
-					CallTimeout: 5 * time.Second, MatchTimeout: 20 * time.Second}, client, logger)
-				mgrSrv.Set(mgr.Handler())
-				result := make(chan error, 1)
-				go func() { _, err := mgr.Run(ctx); result <- err }()
+				serve := func(name string, srv transport.Handler) string { return n.Serve(t, name, srv) }
+				mgr, mgrEP, result := ourManager(ctx, serve, client, "mixed", 9, 4)
 
 				var foreign *dialectBReferee
 				if foreignReferee {
@@ -230,13 +224,7 @@ func TestMixedDialectsLeague(t *testing.T) {
 						"display_name": "Referee-B", "version": "2.1.0", "game_types": []string{"even_odd"},
 						"contact_endpoint": ep, "max_concurrent_matches": 1})
 				} else {
-					refSrv := &transport.Late{}
-					ep := n.Serve(t, "referee", refSrv)
-					ref := referee.New(referee.Options{RequestedID: "REF01", MaxConcurrent: 2, Seed: 9, ManagerEndpoint: mgrEP,
-						Endpoint: ep, JoinTimeout: 5 * time.Second, ChoiceTimeout: 5 * time.Second, CallTimeout: 5 * time.Second},
-						client, logger)
-					refSrv.Set(ref.Handler())
-					go func() { _ = ref.Run(ctx) }()
+					ourReferee(ctx, serve, client, 9, mgrEP)
 				}
 				completed := make(chan string, 4)
 				var ours []*player.Player
@@ -302,31 +290,17 @@ func TestDialectALeague(t *testing.T) {
 		defer cancel()
 		defer n.CloseIdle()
 		client := n.Client(5 * time.Second)
-		logger := slog.New(slog.DiscardHandler)
 		var strict []*typesOnly
-		serve := func(name string, srv *transport.Late) string {
+		serve := func(name string, srv transport.Handler) string {
 			s := &typesOnly{next: srv}
 			strict = append(strict, s)
 			return n.Serve(t, name, s)
 		}
-		mgrSrv := &transport.Late{}
-		mgrEP := serve("manager", mgrSrv)
-		mgr := league.New(league.Options{LeagueID: "dialect-a", Seed: 4, Endpoint: mgrEP, MinPlayers: 3, MinReferees: 1,
-			CallTimeout: 5 * time.Second, MatchTimeout: 20 * time.Second}, client, logger)
-		mgrSrv.Set(mgr.Handler())
-		result := make(chan error, 1)
-		go func() { _, err := mgr.Run(ctx); result <- err }()
-		refSrv := &transport.Late{}
-		refEP := serve("referee", refSrv)
-		ref := referee.New(referee.Options{RequestedID: "REF01", MaxConcurrent: 2, Seed: 4, ManagerEndpoint: mgrEP,
-			Endpoint: refEP, JoinTimeout: 5 * time.Second, ChoiceTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, client, logger)
-		refSrv.Set(ref.Handler())
-		go func() { _ = ref.Run(ctx) }()
+		mgr, mgrEP, result := ourManager(ctx, serve, client, "dialect-a", 4, 3)
+		ourReferee(ctx, serve, client, 4, mgrEP)
 		var players []*player.Player
 		for i := 1; i <= 3; i++ {
-			players = append(players, ourPlayer(ctx, func(name string, srv transport.Handler) string {
-				return serve(name, srv.(*transport.Late))
-			}, client, i, 4, mgrEP))
+			players = append(players, ourPlayer(ctx, serve, client, i, 4, mgrEP))
 		}
 		awaitLeague(t, ctx, result)
 		lc := mgr.Result()
@@ -343,6 +317,34 @@ func TestDialectALeague(t *testing.T) {
 			is.True(s.refused.Load() > 0) // each was asked by another name first: the test tested something
 		}
 	})
+}
+
+// ourManager starts our manager of league id, which starts once players
+// players and a referee have registered, served through serve, until ctx
+// ends; the outcome of its Run comes on the channel.
+func ourManager(ctx context.Context, serve func(name string, srv transport.Handler) string, client transport.Caller,
+	id string, seed uint64, players int) (*league.Manager, string, <-chan error) {
+	srv := &transport.Late{}
+	ep := serve("manager", srv)
+	mgr := league.New(league.Options{LeagueID: id, Seed: seed, Endpoint: ep, MinPlayers: players, MinReferees: 1,
+		CallTimeout: 5 * time.Second, MatchTimeout: 20 * time.Second}, client, slog.New(slog.DiscardHandler))
+	srv.Set(mgr.Handler())
+	result := make(chan error, 1)
+	go func() { _, err := mgr.Run(ctx); result <- err }()
+	return mgr, ep, result
+}
+
+// ourReferee starts our referee REF01, served through serve, registering
+// with the manager at mgrEP, until ctx ends.
+func ourReferee(ctx context.Context, serve func(name string, srv transport.Handler) string, client transport.Caller,
+	seed uint64, mgrEP string) {
+	srv := &transport.Late{}
+	ep := serve("referee", srv)
+	ref := referee.New(referee.Options{RequestedID: "REF01", MaxConcurrent: 2, Seed: seed, ManagerEndpoint: mgrEP,
+		Endpoint: ep, JoinTimeout: 5 * time.Second, ChoiceTimeout: 5 * time.Second, CallTimeout: 5 * time.Second},
+		client, slog.New(slog.DiscardHandler))
+	srv.Set(ref.Handler())
+	go func() { _ = ref.Run(ctx) }()
 }
 
 // ourPlayer starts our player P0<i>, served through serve, registering

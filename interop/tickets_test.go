@@ -3,7 +3,6 @@ package interop
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -14,10 +13,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matryer/is"
 
-	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
-	"github.com/leaguectl/leaguectl/referee"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
@@ -67,20 +64,11 @@ func TestOurPlayerWithoutTickets(t *testing.T) {
 		defer cancel()
 		defer n.CloseIdle()
 		client := n.Client(5 * time.Second)
-		logger := slog.New(slog.DiscardHandler)
-		mgrSrv := &transport.Late{}
-		mgrEP := n.Serve(t, "manager", noTickets{mgrSrv})
-		mgr := league.New(league.Options{LeagueID: "no-tickets", Seed: 6, Endpoint: mgrEP, MinPlayers: 3, MinReferees: 1,
-			CallTimeout: 5 * time.Second, MatchTimeout: 20 * time.Second}, client, logger)
-		mgrSrv.Set(mgr.Handler())
-		result := make(chan error, 1)
-		go func() { _, err := mgr.Run(ctx); result <- err }()
-		refSrv := &transport.Late{}
-		refEP := n.Serve(t, "referee", refSrv)
-		ref := referee.New(referee.Options{RequestedID: "REF01", MaxConcurrent: 2, Seed: 6, ManagerEndpoint: mgrEP,
-			Endpoint: refEP, JoinTimeout: 5 * time.Second, ChoiceTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, client, logger)
-		refSrv.Set(ref.Handler())
-		go func() { _ = ref.Run(ctx) }()
+		serve := func(name string, srv transport.Handler) string { return n.Serve(t, name, srv) }
+		mgr, mgrEP, result := ourManager(ctx, func(name string, srv transport.Handler) string {
+			return serve(name, noTickets{srv})
+		}, client, "no-tickets", 6, 3)
+		ourReferee(ctx, serve, client, 6, mgrEP)
 		var players []*player.Player
 		var endpoints []string
 		for i := 1; i <= 3; i++ {
@@ -140,20 +128,9 @@ func TestDialectPlayersGetNoTickets(t *testing.T) {
 		defer cancel()
 		defer n.CloseIdle()
 		client := n.Client(5 * time.Second)
-		logger := slog.New(slog.DiscardHandler)
-		mgrSrv := &transport.Late{}
-		mgrEP := n.Serve(t, "manager", mgrSrv)
-		mgr := league.New(league.Options{LeagueID: "mixed", Seed: 9, Endpoint: mgrEP, MinPlayers: 4, MinReferees: 1,
-			CallTimeout: 5 * time.Second, MatchTimeout: 20 * time.Second}, client, logger)
-		mgrSrv.Set(mgr.Handler())
-		result := make(chan error, 1)
-		go func() { _, err := mgr.Run(ctx); result <- err }()
-		refSrv := &transport.Late{}
-		refEP := n.Serve(t, "referee", refSrv)
-		ref := referee.New(referee.Options{RequestedID: "REF01", MaxConcurrent: 2, Seed: 9, ManagerEndpoint: mgrEP,
-			Endpoint: refEP, JoinTimeout: 5 * time.Second, ChoiceTimeout: 5 * time.Second, CallTimeout: 5 * time.Second}, client, logger)
-		refSrv.Set(ref.Handler())
-		go func() { _ = ref.Run(ctx) }()
+		serve := func(name string, srv transport.Handler) string { return n.Serve(t, name, srv) }
+		mgr, mgrEP, result := ourManager(ctx, serve, client, "mixed", 9, 4)
+		ourReferee(ctx, serve, client, 9, mgrEP)
 		completed := make(chan string, 4)
 		var foreign []*recorder
 		for i, choice := range []string{protocol.Even, protocol.Odd} {

@@ -352,15 +352,25 @@ func requestedID(sender string) string {
 	return s.ID
 }
 
+// admits checks the auth_token of a registration against want, the token
+// the league admits agents of its kind (who) by, its name: none is E003,
+// another E012; with no such token ("") the league admits anyone.
+func admits(got, want, who, name string) error {
+	switch {
+	case want == "":
+		return nil
+	case got == "":
+		return protocol.Errorf(protocol.ErrAuthenticationFailed, "this league admits %s that carry its %s as auth_token", who, name)
+	case !sameSecret(got, want):
+		return protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not this league's %s", name)
+	}
+	return nil
+}
+
 func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (any, error) {
 	req := r.Msg.(*protocol.RefereeRegisterRequest)
-	if want := m.opts.RefereeToken; want != "" {
-		switch {
-		case req.AuthToken == "":
-			return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "this league admits referees that carry its referee token as auth_token")
-		case !sameSecret(req.AuthToken, want):
-			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not this league's referee token")
-		}
+	if err := admits(req.AuthToken, m.opts.RefereeToken, "referees", "referee token"); err != nil {
+		return nil, err
 	}
 	meta := req.RefereeMeta
 	a, token, rejected, err := m.register(ctx, protocol.RoleReferee, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
@@ -386,13 +396,8 @@ func (m *Manager) onRegisterReferee(ctx context.Context, r *transport.Request) (
 
 func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (any, error) {
 	req := r.Msg.(*protocol.LeagueRegisterRequest)
-	if want := m.opts.RegistrationToken; want != "" {
-		switch {
-		case req.AuthToken == "":
-			return nil, protocol.Errorf(protocol.ErrAuthenticationFailed, "this league admits players that carry its registration token as auth_token")
-		case !sameSecret(req.AuthToken, want):
-			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not this league's registration token")
-		}
+	if err := admits(req.AuthToken, m.opts.RegistrationToken, "players", "registration token"); err != nil {
+		return nil, err
 	}
 	meta := req.PlayerMeta
 	a, token, rejected, err := m.register(ctx, protocol.RolePlayer, req.Envelope, meta.DisplayName, meta.ContactEndpoint,
