@@ -200,7 +200,7 @@ func (l *limiters) limiterLocked(key string, perSecond float64, burst int, now t
 	e := l.byKey[key]
 	if e == nil {
 		if len(l.byKey) >= maxLimited {
-			l.evictLocked()
+			l.evictLocked(now)
 		}
 		e = &limited{lim: rate.NewLimiter(rate.Limit(perSecond), burst)}
 		l.byKey[key] = e
@@ -225,14 +225,28 @@ func refusal(b budget) error {
 			"retry_after_ms":  max(wait.Milliseconds(), 1)}}
 }
 
-// evictLocked drops the least recently seen quarter of the limiters.
-func (l *limiters) evictLocked() {
+// evictLocked makes room in the table: it drops every limiter whose
+// budget is whole again at now, which a new one would be too, and, if
+// that is less than a quarter of them, the least recently seen of the
+// rest up to a quarter. A flood of new senders (each a limiter spent once
+// and whole again a millisecond later) thus never pushes out the
+// limiter of a budget still being spent, an address's registrations
+// above all: dropped, it would come back whole.
+func (l *limiters) evictLocked(now time.Time) {
+	for k, e := range l.byKey {
+		if e.lim.TokensAt(now) >= float64(e.lim.Burst()) {
+			delete(l.byKey, k)
+		}
+	}
+	if len(l.byKey) < maxLimited*3/4 {
+		return
+	}
 	seen := make([]time.Time, 0, len(l.byKey))
 	for _, e := range l.byKey {
 		seen = append(seen, e.seen)
 	}
 	slices.SortFunc(seen, time.Time.Compare)
-	cut := seen[len(seen)/4]
+	cut := seen[len(seen)-maxLimited*3/4-1] // the latest seen to go (with any seen at the same time)
 	for k, e := range l.byKey {
 		if !e.seen.After(cut) {
 			delete(l.byKey, k)

@@ -316,3 +316,25 @@ func TestRateLimitLoopbackExempt(t *testing.T) {
 		})
 	}
 }
+
+// TestRateLimitEvictsWholeBudgetsFirst: when the table is full, the
+// limiters whose budgets are whole again go first, whenever they were
+// seen: an address's registrations, spent, are kept through a flood of
+// senders seen after them, each spent once and whole again at once.
+func TestRateLimitEvictsWholeBudgetsFirst(t *testing.T) {
+	is := is.New(t)
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	l := &limiters{limit: RateLimit{PerSecond: 1000, Burst: 1000, RegistrationPerSecond: 0.001, RegistrationBurst: 2},
+		byKey: map[string]*limited{}, clock: func() time.Time { return now }}
+	flooder := Peer{Network: "http", Addr: "10.0.0.1:1"}
+	register := &Request{Type: protocol.TypeLeagueRegisterRequest, Env: &protocol.Envelope{Sender: "player:pending"}}
+	is.NoErr(l.allowRequest(register, flooder))
+	is.NoErr(l.allowRequest(register, flooder))
+	is.Equal(protocol.CodeOf(l.allowRequest(register, flooder)), protocol.ErrRateLimitExceeded) // the burst is spent
+	for i := range 2 * maxLimited {
+		now = now.Add(time.Millisecond)
+		is.NoErr(l.allowRequest(from(fmt.Sprintf("player:J%d", i)), flooder))
+		is.True(len(l.byKey) <= maxLimited)
+	}
+	is.Equal(protocol.CodeOf(l.allowRequest(register, flooder)), protocol.ErrRateLimitExceeded) // still spent
+}
