@@ -124,9 +124,9 @@ func Default() Config {
 		// results a second at most), and far below a flood. Fifty agents
 		// of one host register at once, and five more a second after
 		// that; a thousand fake ones take minutes, not a second. 64 MiB
-		// of bodies at once, 16 from one address (httprpc's defaults).
+		// of bodies at once, 4 from one address (httprpc's defaults).
 		Limits: Limits{Rate: 1000, Burst: 1000, RegistrationRate: 5, RegistrationBurst: 50,
-			BodyBytes: 64 << 20, BodyBytesPerAddress: 16 << 20, ExemptLoopback: true},
+			BodyBytes: 64 << 20, BodyBytesPerAddress: 4 << 20, ExemptLoopback: true},
 		Scoring: Scoring{Win: 3, Draw: 1, Loss: 0},
 	}
 }

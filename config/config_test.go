@@ -57,7 +57,7 @@ func TestDefault(t *testing.T) {
 	is.Equal(d.Breaker.ResetTimeout, 60*time.Second)       // breaker.reset_timeout
 	is.Equal(d.Scoring, Scoring{Win: 3, Draw: 1, Loss: 0}) // scoring
 	is.Equal(d.Limits, Limits{Rate: 1000, Burst: 1000, RegistrationRate: 5, RegistrationBurst: 50,
-		BodyBytes: 64 << 20, BodyBytesPerAddress: 16 << 20, ExemptLoopback: true}) // limits
+		BodyBytes: 64 << 20, BodyBytesPerAddress: 4 << 20, ExemptLoopback: true}) // limits
 	is.NoErr(d.Validate()) // defaults must be valid
 }
 

@@ -1,6 +1,7 @@
 package httprpc_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/matryer/is"
 
+	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
 )
 
@@ -169,9 +171,9 @@ func TestBodyBytesInFlight(t *testing.T) {
 
 // TestBodyFloodFromOneAddress: issue 35's flood, connections from one
 // address each declaring 1 MiB and sending 600 KB, against the default
-// bounds: the server takes 16 of them (16 MiB from one address) while
-// they are pending, and answers every other one 503 at once, where it
-// used to read them all (800 of them took a manager from 87 MB to 946 MB).
+// bounds: the server takes one address's share of them while they are
+// pending, and answers every other one 503 at once, where it used to read
+// them all (800 of them took a manager from 87 MB to 946 MB).
 func TestBodyFloodFromOneAddress(t *testing.T) {
 	is := is.New(t)
 	l, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{LimitLoopback: true})
@@ -190,11 +192,12 @@ func TestBodyFloodFromOneAddress(t *testing.T) {
 		refusedForBytes(t, resp, body, "address", httprpc.DefaultMaxBodyBytesInFlightPerAddress)
 		is.True(resp.Close) // a body of 1 MiB unread: the connection ends
 	}
-	is.Equal(l.BodyBytes().Held, int64(16*mib))           // 16 admitted, and no more while they are pending
-	is.Equal(l.BodyBytes().PeakPerAddress, int64(16*mib)) // at any time
+	share := int64(httprpc.DefaultMaxBodyBytesInFlightPerAddress)
+	is.Equal(l.BodyBytes().Held, share)           // one address's share admitted, and no more while they are pending
+	is.Equal(l.BodyBytes().PeakPerAddress, share) // at any time
 	// Another address has the room left (the server's 64 MiB).
 	other := slowBody(t, "127.0.0.3", addr, mib, sent)
-	heldReaches(t, l, 17*mib)
+	heldReaches(t, l, share+mib)
 	for _, c := range append(pending, other) {
 		c.finish(t, mib, sent)
 	}
@@ -259,9 +262,9 @@ func TestBodyBytesLoopbackExempt(t *testing.T) {
 
 // TestBodyFloodHeap measures what the flood of TestBodyFloodFromOneAddress
 // costs the server's heap: 100 connections from one address, each
-// declaring 1 MiB and sending 600 KB at once. The server reads 16 of the
-// bodies (its bound for one address) and refuses the rest unread, so its
-// heap grows by about 16 bodies, never by the 100 (60 MB and more) it
+// declaring 1 MiB and sending 600 KB at once. The server reads the bodies
+// its bound for one address holds and refuses the rest unread, so its heap
+// grows by about that bound, never by the 100 bodies (60 MB and more) it
 // used to read. The bound below is an upper one: a server slow to read
 // only makes the heap grow less.
 func TestBodyFloodHeap(t *testing.T) {
@@ -286,7 +289,7 @@ func TestBodyFloodHeap(t *testing.T) {
 	for range conns {
 		<-written
 	}
-	// What the server holds of bodies is at most 16 MiB of reservations;
+	// What the server holds of bodies is at most one address's share;
 	// the bodies it reads take about their bytes, in chunks that grow, so
 	// twice that, and room for the connections' own buffers.
 	const most = 2*httprpc.DefaultMaxBodyBytesInFlightPerAddress + 8*mib
@@ -298,4 +301,46 @@ func TestBodyFloodHeap(t *testing.T) {
 		<-time.After(10 * time.Millisecond)
 	}
 	is.Equal(l.BodyBytes().PeakPerAddress, int64(httprpc.DefaultMaxBodyBytesInFlightPerAddress))
+}
+
+// TestBodyBytesHeldNoLongerThanWriteTimeout: a body's bytes in flight are
+// held until its handler answers, and a handler that waits (a batch of a
+// hundred long polls, as get_league_result is) is ended at the write
+// timeout, past which its answer could not be written anyway: so bodies
+// that fill the server's bound, with nothing more sent, keep everyone
+// else out no longer than that.
+func TestBodyBytesHeldNoLongerThanWriteTimeout(t *testing.T) {
+	is := is.New(t)
+	m := pingMux()
+	m.HandleFunc("wait", func(ctx context.Context, _ *transport.Request) (any, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	l, addr := hostileServe(t, m, httprpc.ServerConfig{WriteTimeout: 300 * time.Millisecond,
+		MaxBodyBytesInFlight: 2 * mib, MaxBodyBytesInFlightPerAddress: mib})
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range 100 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"wait","id":%d}`, i)
+	}
+	b.WriteString("]")
+	batch := b.String() + strings.Repeat(" ", mib-b.Len())
+	for _, from := range []string{"127.0.0.2", "127.0.0.3"} {
+		c := dialFrom(t, from, addr) // kept open, its answer never read
+		_, err := io.WriteString(c, fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", mib, batch))
+		is.NoErr(err)
+	}
+	heldReaches(t, l, 2*mib)
+	c := dialFrom(t, "127.0.0.4", addr)
+	c.ping(t)
+	resp, body := c.answer(t)
+	refusedForBytes(t, resp, body, "server", 2*mib) // full
+	heldReaches(t, l, 0)                            // the write timeout ended the batches
+	c = dialFrom(t, "127.0.0.4", addr)
+	c.ping(t)
+	resp, _ = c.answer(t)
+	is.Equal(resp.StatusCode, http.StatusOK)
 }

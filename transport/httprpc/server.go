@@ -39,7 +39,9 @@ type ServerConfig struct {
 	ReadTimeout time.Duration
 	// WriteTimeout bounds a request from the end of its headers to the end
 	// of the reply, handler included (default 90s: longer than the spec's
-	// 30 s choice timeout with its retries).
+	// 30 s choice timeout with its retries). A handler's context ends then
+	// too: its answer could no longer be written, and its body's bytes in
+	// flight are held until it returns.
 	WriteTimeout time.Duration
 	// IdleTimeout bounds a kept-alive connection between requests
 	// (default 120s).
@@ -56,7 +58,7 @@ type ServerConfig struct {
 	// MaxBodyBytesInFlight bounds the bytes of request bodies held at
 	// once, each from its head to its answer (default 64 MiB; negative:
 	// no bound), and MaxBodyBytesInFlightPerAddress those of one address
-	// (default 16 MiB; negative: no bound). Each is at least MaxBodyBytes,
+	// (default 4 MiB; negative: no bound). Each is at least MaxBodyBytes,
 	// so that a body the limit takes can be taken. A body over either is
 	// answered 503, E016, retryable, before it is read.
 	MaxBodyBytesInFlight           int64
@@ -85,9 +87,10 @@ const (
 	// standings at 1000 players) a few hundred: 64 bodies of the largest
 	// size at once is far more than a league sends, and bounds a flood
 	// to a small part of any machine's memory. One address may take a
-	// quarter of it, so that four are needed to fill it.
+	// sixteenth of it, so that sixteen are needed to fill it, and hold it
+	// no longer than the write timeout without sending more.
 	DefaultMaxBodyBytesInFlight           = 64 * DefaultMaxBodyBytes // 64 MiB
-	DefaultMaxBodyBytesInFlightPerAddress = 16 * DefaultMaxBodyBytes // 16 MiB
+	DefaultMaxBodyBytesInFlightPerAddress = 4 * DefaultMaxBodyBytes  // 4 MiB
 )
 
 func (c ServerConfig) withDefaults() ServerConfig {
@@ -162,7 +165,7 @@ func newHandler(h transport.Handler, cfg ServerConfig, logger *slog.Logger) (htt
 	}
 	budget := newBodyBudget(cfg.MaxBodyBytesInFlight, cfg.MaxBodyBytesInFlightPerAddress, logger)
 	mux := http.NewServeMux()
-	mux.Handle("POST "+Path, &rpcHandler{h: h, limit: cfg.MaxBodyBytes, budget: budget,
+	mux.Handle("POST "+Path, &rpcHandler{h: h, limit: cfg.MaxBodyBytes, budget: budget, timeout: cfg.WriteTimeout,
 		peers: peers{proxies: cfg.TrustedProxies, limitLoopback: cfg.LimitLoopback}})
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "POST")
@@ -186,10 +189,19 @@ type rpcHandler struct {
 	h      transport.Handler
 	limit  int64
 	budget *bodyBudget
-	peers  peers
+	// timeout is the write timeout, past which a handler's answer could
+	// not be written: its context ends then (a batch's, for all of its
+	// calls), so that a handler that waits (get_league_result, a batch of
+	// them) holds its body's bytes in flight no longer.
+	timeout time.Duration
+	peers   peers
 }
 
 func (rh *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// From about where net/http starts the write timeout: the end of the
+	// request's headers.
+	ctx, cancel := context.WithTimeout(r.Context(), rh.timeout)
+	defer cancel()
 	peer, ip := rh.peers.peerOf(r)
 	bb := &budgetedBody{r: http.MaxBytesReader(w, r.Body, rh.limit), b: rh.budget, limit: rh.limit,
 		client: transport.AddressOf(peer), via: peer.Via}
@@ -233,7 +245,7 @@ func (rh *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRaw(w, http.StatusBadRequest, protocol.AppendError(nil, nil, e))
 		return
 	}
-	reply := transport.ServeJSON(r.Context(), rh.h, body, peer)
+	reply := transport.ServeJSON(ctx, rh.h, body, peer)
 	bb.close()
 	if reply == nil {
 		w.WriteHeader(http.StatusNoContent)
