@@ -3,14 +3,17 @@ package transport_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matryer/is"
 
@@ -171,4 +174,48 @@ func TestBatchSplit(t *testing.T) {
 		}
 		is.Equal(x.seen(), []int{protocol.MaxBatch, 2})
 	})
+}
+
+// TestBatchReplyBounded: a batch's reply stops growing at
+// MaxBatchReply: the requests after the answers that reached it are not
+// served and are answered E016, retryable, each with its id, and the
+// notifications after them are not served either.
+func TestBatchReplyBounded(t *testing.T) {
+	is := is.New(t)
+	big := jsontext.Value(`"` + strings.Repeat("x", 1<<20) + `"`)
+	var served atomic.Int64
+	mux := transport.NewMux(nil)
+	mux.HandleFunc("big", func(context.Context, *transport.Request) (any, error) { served.Add(1); return big, nil })
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range 10 {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"big","id":%d},`, i)
+	}
+	b.WriteString(`{"jsonrpc":"2.0","method":"big"}]`) // a notification, last
+	reply := transport.ServeJSON(context.Background(), mux, []byte(b.String()), transport.Peer{Network: "http", Addr: "203.0.113.7:1"})
+	is.True(len(reply) < transport.MaxBatchReply+2<<20) // the bound, and the answer that crossed it
+	var answers []struct {
+		ID    int `json:"id"`
+		Error *struct {
+			Code int `json:"code"`
+			Data struct {
+				ErrorCode string `json:"error_code"`
+				Retryable bool   `json:"retryable"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	is.NoErr(json.Unmarshal(reply, &answers))
+	is.Equal(len(answers), 10) // every request answered, in order; the notification not
+	full := int(served.Load())
+	is.Equal(full, transport.MaxBatchReply>>20) // served until the reply reached the bound
+	for i, a := range answers {
+		is.Equal(a.ID, i)
+		if i < full {
+			is.Equal(a.Error, nil)
+			continue
+		}
+		is.Equal(a.Error.Code, -32016)
+		is.Equal(a.Error.Data.ErrorCode, "E016")
+		is.True(a.Error.Data.Retryable)
+	}
 }

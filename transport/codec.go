@@ -13,6 +13,15 @@ import (
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
+// MaxBatchReply bounds the reply to a batch: once the answers of its
+// requests reach it, the requests after them are not served and are
+// answered E016 (retryable), and its notifications after them are
+// dropped. A batch of a hundred requests for large answers (a manager's
+// schedule, a megabyte each) would otherwise make one small request hold
+// a hundred megabytes until its reply is written; half our client's
+// largest response is more than any league's batch needs.
+const MaxBatchReply = 4 << 20
+
 // ServeJSON serves one JSON-RPC body (a request or a batch) with h, one
 // request after the other in order, and returns the encoded reply, or nil
 // when nothing is to be answered: a notification, or a batch of
@@ -25,7 +34,16 @@ func ServeJSON(ctx context.Context, h Handler, body []byte, peer Peer) []byte {
 	}
 	var out []byte
 	for i := range items {
-		one := serveOne(ctx, h, nil, &items[i], peer)
+		var one []byte
+		switch {
+		case len(out) < MaxBatchReply:
+			one = serveOne(ctx, h, nil, &items[i], peer)
+		case items[i].Err == nil && items[i].IsNotification():
+			continue
+		default:
+			one = protocol.AppendError(nil, items[i].ID, protocol.ToRPCError(protocol.Errorf(protocol.ErrServiceUnavailable,
+				"the reply to this batch is over %d bytes before this request: send it again", MaxBatchReply)))
+		}
 		if len(one) == 0 {
 			continue // a notification
 		}
