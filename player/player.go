@@ -102,13 +102,13 @@ type Stats struct {
 type State struct {
 	PlayerID    string                 `json:"player_id"`
 	DisplayName string                 `json:"display_name"`
-	Strategy    string                 `json:"strategy"`
+	Strategy    string                 `json:"strategy,omitzero"`
 	Fault       string                 `json:"fault,omitzero"`
 	Exec        *ExecState             `json:"exec,omitzero"`
 	LeagueID    string                 `json:"league_id,omitzero"`
 	State       string                 `json:"state"`
 	Stats       Stats                  `json:"stats"`
-	History     []Game                 `json:"history"`
+	History     []Game                 `json:"history,omitzero"`
 	Round       int                    `json:"current_round,omitzero"`
 	Standings   []protocol.StandingRow `json:"standings,omitzero"`
 	Champion    *protocol.Champion     `json:"champion,omitzero"`
@@ -126,15 +126,15 @@ type openMatch struct {
 // it.
 type handOver struct {
 	n uint64 // its number: a later hand-over has a greater one
-	// ticket is the one its referee shows, already checked; "" when the
-	// manager said the referee carries none.
-	ticket string
+	// ticketless says the manager said its referee carries no tickets.
+	ticketless bool
 }
 
-// maxAssigned bounds Player.assigned: its entries are authenticated, and a
-// league of a thousand players gives a player 999 matches; past it the
-// hand-overs seen are forgotten, and an earlier referee's ticket is taken
-// again until a later one has been seen once more.
+// maxAssigned bounds Player.assigned: its entries are authenticated, and
+// of matches whose GAME_OVER has not come (a few at a time, unless
+// GAME_OVERs are lost); past it the hand-overs seen are forgotten, and an
+// earlier referee's ticket is taken again until a later one has been seen
+// once more.
 const maxAssigned = 1 << 16
 
 // Player is the Player agent.
@@ -160,18 +160,23 @@ type Player struct {
 	// (under protocol.TicketKey of token).
 	tickets  bool
 	ticketer *protocol.Ticketer
-	// assigned is the latest hand-over of each match of the league the
-	// player has seen, by match id: a ticket's, or its manager's word that
-	// the referee carries none. Every entry was authenticated, so they are
-	// as many as the league's matches of this player, at most.
-	assigned  map[string]handOver
-	leagueID  string
-	state     string
-	lastErr   string
-	open      map[string]*openMatch
-	seq       int
-	history   []Game
-	played    map[string]struct{} // the match ids of history
+	// assigned is the latest hand-over the player has seen of each match
+	// of the league whose GAME_OVER it has not taken, by match id: a
+	// ticket's, or its manager's word that the referee carries none. Every
+	// entry was authenticated. Once the match is over, only the number is
+	// kept, in played (latestLocked).
+	assigned map[string]handOver
+	leagueID string
+	state    string
+	lastErr  string
+	open     map[string]*openMatch
+	seq      int
+	history  []Game
+	// played holds the match ids of history, each with the number of the
+	// latest hand-over of the match seen when it ended (0 without
+	// tickets): a number a match, where a map of its own would cost a
+	// league of N players N maps of N entries.
+	played    map[string]uint64
 	origin    protocol.Origin
 	stats     Stats
 	round     int
@@ -219,7 +224,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Player {
 		leagueID: opts.LeagueID,
 		state:    StateRegistering,
 		open:     map[string]*openMatch{},
-		played:   map[string]struct{}{},
+		played:   map[string]uint64{},
 		done:     make(chan struct{}),
 		started:  opts.Clock(),
 	}
@@ -383,7 +388,7 @@ func (p *Player) Handler() *transport.Mux {
 	m.HandleFunc(string(protocol.TypeLeagueError), p.league(p.fromManager(p.onLeagueError)))
 	m.HandleFunc(protocol.MethodPing, p.onPing)
 	m.HandleFunc(protocol.MethodGetPlayerState, func(context.Context, *transport.Request) (any, error) {
-		return p.State(), nil
+		return p.snapshot(false), nil
 	})
 	m.HandleFunc(protocol.MethodGetRegistrationStatus, func(context.Context, *transport.Request) (any, error) {
 		st := p.registration()
@@ -595,14 +600,22 @@ func (p *Player) onGameOver(ctx context.Context, r *transport.Request) (any, err
 	g := r.Msg.(*protocol.GameOver)
 	p.mu.Lock()
 	me := p.answerAsLocked(g.PlayerID)
-	if _, seen := p.played[g.MatchID]; !seen {
+	// The match is over: of its hand-overs, only the latest's number is
+	// kept, beside it in played (latestLocked).
+	latest := p.assigned[g.MatchID].n
+	delete(p.assigned, g.MatchID)
+	if prev, seen := p.played[g.MatchID]; seen {
+		if latest > prev {
+			p.played[g.MatchID] = latest
+		}
+	} else {
 		if len(p.history) >= p.opts.MaxHistory {
 			// Forgotten from the front: a strategy reading the history
 			// in place holds it capped, and the appends go past its end.
 			delete(p.played, p.history[0].MatchID)
 			p.history = p.history[1:]
 		}
-		p.played[g.MatchID] = struct{}{}
+		p.played[g.MatchID] = latest
 		game := gameFrom(me, g, p.open[g.MatchID])
 		delete(p.open, g.MatchID)
 		p.history = append(p.history, game)
@@ -817,21 +830,31 @@ func (p *Player) onPing(context.Context, *transport.Request) (any, error) {
 }
 
 // State is a snapshot of the player for get_player_state.
-func (p *Player) State() State {
+func (p *Player) State() State { return p.snapshot(true) }
+
+// snapshot is the player's state: whole, or as get_player_state shows it to
+// anyone who asks (full false). In a league whose manager issues match
+// tickets, until the league is over, that leaves out what the player's
+// moves are made of, its strategy and its history (winstay, cycle and
+// adaptive choose from the history alone): whoever read them before a
+// match would know the move the tickets keep from all but its referee.
+// Its statistics stay: the standings tell them to every player.
+func (p *Player) snapshot(full bool) State {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := State{
 		PlayerID:    p.idLocked(),
 		DisplayName: p.opts.DisplayName,
-		Strategy:    p.opts.Strategy.Name(),
 		Fault:       p.opts.Fault.String(),
 		LeagueID:    p.leagueID,
 		State:       p.state,
 		Stats:       p.stats,
-		History:     append([]Game{}, p.history...),
 		Round:       p.round,
 		Standings:   append([]protocol.StandingRow(nil), p.standings...),
 		Champion:    p.champion,
+	}
+	if full || !p.tickets || p.completed {
+		st.Strategy, st.History = p.opts.Strategy.Name(), append([]Game{}, p.history...)
 	}
 	if p.bot != nil {
 		// Its command line is not shown: it may hold what its author

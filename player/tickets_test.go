@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
@@ -29,6 +31,10 @@ func ticketOf(token, match, referee string, n uint64) string {
 	mac.Write([]byte("leaguectl match ticket\x00" + match + "\x00" + referee + "\x00" + num))
 	return "tok_referee_" + referee + "_" + num + "_" + hex.EncodeToString(mac.Sum(nil)[:16])
 }
+
+// refusal is the message of every refusal of a match's message without a
+// valid ticket.
+const refusal = "AUTH_TOKEN_INVALID: this player answers the messages of a match only with the ticket its league's manager gave the match's referee for it"
 
 // withTickets is P01 (with the given strategy) registered as P01 with
 // token tok-P01 by a manager that signs its messages and gives its
@@ -68,10 +74,10 @@ func wonOver(match, choice string) *protocol.GameOver {
 // TestStrangerAsksForAMove: a player whose manager gives its referees
 // match tickets, registered and before any match, refuses an invitation,
 // a parity call, a GAME_OVER and a GAME_ERROR that carry no ticket of
-// the match for the referee they name: none (E003), a referee's shown
-// token, a guess of the form, a ticket of another match, another
-// player's, or another referee's (E012). The refusal says nothing of its
-// choice, and nothing of the player changes. Then the referee its manager
+// the match for the referee they name: none, a referee's shown token, a
+// guess of the form, a ticket of another match, another player's, or
+// another referee's. Every refusal is E012 in the same words: it says
+// nothing of its choice nor of why, and nothing of the player changes. Then the referee its manager
 // gave the match to is answered, with the choice the player makes.
 func TestStrangerAsksForAMove(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
@@ -82,7 +88,7 @@ func TestStrangerAsksForAMove(t *testing.T) {
 			name, sender, token string
 			code                protocol.Code
 		}{
-			{"no token", "referee:REF01", "", protocol.ErrAuthenticationFailed},
+			{"no token", "referee:REF01", "", protocol.ErrAuthTokenInvalid},
 			{"a referee's shown token", "referee:REF01", protocol.ShownToken(protocol.RoleReferee, "REF01", "tok-ref"), protocol.ErrAuthTokenInvalid},
 			{"a guess of the form", "referee:REF01", "tok_referee_REF01_5_00112233445566778899aabbccddeeff", protocol.ErrAuthTokenInvalid},
 			{"another match's ticket", "referee:REF01", ticketOf("tok-P01", "R1M2", "REF01", 5), protocol.ErrAuthTokenInvalid},
@@ -106,6 +112,9 @@ func TestStrangerAsksForAMove(t *testing.T) {
 				}
 				if err != nil && (strings.Contains(err.Error(), protocol.Even) || strings.Contains(err.Error(), protocol.Odd)) {
 					t.Errorf("%s, %s: the refusal tells something: %v", tc.name, call.method, err)
+				}
+				if e, ok := errors.AsType[*transport.Error](err); !ok || e.RPC == nil || e.RPC.Message != refusal {
+					t.Errorf("%s, %s: refused otherwise than every other: %v", tc.name, call.method, err)
 				}
 			}
 		}
@@ -169,7 +178,8 @@ func TestEarlierHandOverRefused(t *testing.T) {
 		r.call(t, protocol.MethodHandleGameInvitation, from(invitation("R1M1", 1, "P02"), "referee:REF02", second))
 		err := r.callErr(t, protocol.MethodChooseParity, from(parityCall("R1M1", "P01", nil), "referee:REF01", first))
 		is.Equal(protocol.CodeOf(err), protocol.ErrAuthTokenInvalid) // the earlier referee's ticket stopped working
-		is.True(strings.Contains(err.Error(), "handed to another referee"))
+		e, _ := errors.AsType[*transport.Error](err)
+		is.Equal(e.RPC.Message, refusal) // refused as a stranger is: nothing said of the hand-over
 		is.True(r.callErr(t, protocol.MethodNotifyMatchResult, from(wonOver("R1M1", protocol.Even), "referee:REF01", first)) != nil)
 		is.Equal(r.p.State().Stats.Played, 0) // its GAME_OVER changed nothing
 
@@ -255,5 +265,49 @@ func TestWithoutTicketsAsBefore(t *testing.T) {
 				is.Equal(r.p.State().Stats.Played, 1)
 			})
 		}
+	})
+}
+
+// TestStateKeepsMovesFromStrangers: in a league whose manager issues
+// match tickets, get_player_state shows no one, until the league is over,
+// what the player's moves are made of (its strategy and its history, from
+// which winstay, cycle and adaptive choose), only its statistics, which
+// the standings tell every player; once the league is over, and in a
+// league without tickets, it shows them, as before. The player's own
+// State is whole throughout.
+func TestStateKeepsMovesFromStrangers(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		t.Run("tickets", func(t *testing.T) {
+			is := is.New(t)
+			r := withTickets(t, n, "winstay")
+			tk := ticketOf("tok-P01", "R1M1", "REF01", 5)
+			r.call(t, protocol.MethodHandleGameInvitation, from(invitation("R1M1", 1, "P02"), "referee:REF01", tk))
+			r.call(t, protocol.MethodChooseParity, from(parityCall("R1M1", "P01", nil), "referee:REF01", tk))
+			r.call(t, protocol.MethodNotifyMatchResult, from(wonOver("R1M1", protocol.Even), "referee:REF01", tk))
+
+			shown := r.call(t, protocol.MethodGetPlayerState, nil)
+			is.True(!strings.Contains(shown, `"strategy"`)) // not how it plays
+			is.True(!strings.Contains(shown, `"history"`))  // nor what it played
+			is.True(!strings.Contains(shown, `"even"`))     // no choice, nor parity, anywhere
+			is.True(strings.Contains(shown, `"played":1`))  // its statistics, which the standings tell
+			is.Equal(len(r.p.State().History), 1)           // its own state is whole
+			is.Equal(r.p.State().Strategy, "winstay")
+
+			done := from(&protocol.LeagueCompleted{Envelope: env(protocol.TypeLeagueCompleted, "", "conv-league-complete"),
+				Champion: &protocol.Champion{PlayerID: "P01", Points: 3}, FinalStandings: []protocol.StandingRow{}},
+				"league_manager:LM01", "tok-P01")
+			r.call(t, protocol.MethodNotifyLeagueComplete, done)
+			shown = r.call(t, protocol.MethodGetPlayerState, nil)
+			is.True(strings.Contains(shown, `"strategy":"winstay"`)) // the league is over: nothing left to keep
+			is.True(strings.Contains(shown, `"history":[{"match_id":"R1M1"`))
+		})
+		t.Run("no tickets", func(t *testing.T) {
+			is := is.New(t)
+			r := registered(t, n, "winstay")
+			r.call(t, protocol.MethodNotifyMatchResult, from(wonOver("R1M1", protocol.Even), "referee:REF01", ""))
+			shown := r.call(t, protocol.MethodGetPlayerState, nil)
+			is.True(strings.Contains(shown, `"strategy":"winstay"`)) // as before: the risk of a league without tickets
+			is.True(strings.Contains(shown, `"history":[{"match_id":"R1M1"`))
+		})
 	})
 }
