@@ -75,7 +75,7 @@ func serveOne(ctx context.Context, h Handler, dst []byte, in *protocol.Incoming,
 	if err != nil {
 		return protocol.AppendError(dst, in.ID, protocol.ToRPCError(err))
 	}
-	enc, err := encodeResult(result)
+	enc, err := EncodeResult(result)
 	if err == nil && mcp {
 		enc = protocol.WrapMCP(enc)
 	}
@@ -85,9 +85,9 @@ func serveOne(ctx context.Context, h Handler, dst []byte, in *protocol.Incoming,
 	return protocol.AppendResult(dst, in.ID, enc)
 }
 
-// encodeResult encodes a handler's result. An encoded result (a raw JSON
-// value) passes through.
-func encodeResult(v any) (jsontext.Value, error) {
+// EncodeResult encodes a handler's result as a network carries it. An
+// encoded result (a raw JSON value) passes through.
+func EncodeResult(v any) (jsontext.Value, error) {
 	switch r := v.(type) {
 	case jsontext.Value:
 		if len(r) == 0 {
@@ -303,7 +303,7 @@ func handOver(result, reply any) error {
 			return nil
 		}
 	}
-	raw, err := encodeResult(result)
+	raw, err := EncodeResult(result)
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,8 @@ type ServerConfig struct {
 	// proxy's address). A proxy's own connections have no share of one
 	// address. Without any, X-Forwarded-For is not read.
 	TrustedProxies []netip.Prefix
+	// MCP is the MCP door at /mcp, for a handler that lists its tools.
+	MCP MCPConfig
 }
 
 // Defaults of ServerConfig.
@@ -165,9 +167,17 @@ func newHandler(h transport.Handler, cfg ServerConfig, logger *slog.Logger) (htt
 	}
 	budget := newBodyBudget(cfg.MaxBodyBytesInFlight, cfg.MaxBodyBytesInFlightPerAddress, logger)
 	mux := http.NewServeMux()
-	mux.Handle("POST "+Path, &rpcHandler{h: h, limit: cfg.MaxBodyBytes, budget: budget, timeout: cfg.WriteTimeout,
-		peers: peers{proxies: cfg.TrustedProxies, limitLoopback: cfg.LimitLoopback}})
+	rh := &rpcHandler{h: h, limit: cfg.MaxBodyBytes, budget: budget, timeout: cfg.WriteTimeout,
+		peers: peers{proxies: cfg.TrustedProxies, limitLoopback: cfg.LimitLoopback},
+		mcp:   newMCPDoor(h, cfg.MCP, cfg.MaxBodyBytes, logger)}
+	mux.Handle("POST "+Path, rh)
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
+		// An MCP session's event stream (GET) and its end (DELETE); a GET
+		// without a session is no MCP client's, and answered as before.
+		if rh.mcp != nil && (r.Method == http.MethodGet || r.Method == http.MethodDelete) && r.Header.Get(sessionHeader) != "" {
+			rh.serveMCP(w, r)
+			return
+		}
 		w.Header().Set("Allow", "POST")
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "use POST " + Path + " with a JSON-RPC 2.0 body"})
 	})
@@ -195,6 +205,14 @@ type rpcHandler struct {
 	// them) holds its body's bytes in flight no longer.
 	timeout time.Duration
 	peers   peers
+	// mcp is the MCP door; nil for a handler that cannot list its tools.
+	mcp *mcpDoor
+}
+
+// serveMCP serves a request without a body through the MCP door.
+func (rh *rpcHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
+	peer, ip := rh.peers.peerOf(r)
+	rh.mcp.serve(w, r, nil, peer, !ip.IsValid() || !rh.peers.exempt(ip))
 }
 
 func (rh *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -243,6 +261,10 @@ func (rh *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e := protocol.NewRPCError(protocol.CodeInvalidRequest, "Invalid Request: unreadable body: "+protocol.Clip(err.Error()))
 		w.Header().Set("Connection", "close")
 		writeRaw(w, http.StatusBadRequest, protocol.AppendError(nil, nil, e))
+		return
+	}
+	if rh.mcp != nil && rh.mcp.wants(r, body) {
+		rh.mcp.serve(w, r, body, peer, bb.address != "")
 		return
 	}
 	reply := transport.ServeJSON(ctx, rh.h, body, peer)
