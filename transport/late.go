@@ -31,3 +31,11 @@ func (l *Late) Health() any {
 	}
 	return map[string]string{"status": "starting"}
 }
+
+// Methods are the Mux's, once set, and none before.
+func (l *Late) Methods() (types []protocol.MessageType, tools []string) {
+	if m := l.mux.Load(); m != nil {
+		return m.Methods()
+	}
+	return nil, nil
+}

@@ -103,8 +103,14 @@ type mcpDoor struct {
 	limit  int64
 	logger *slog.Logger
 
+	lister ToolLister
+
 	mu       sync.Mutex
 	sessions map[string]string // session id → the address that opened it
+	// toolsAdded says the tools are the server's: they are listed at the
+	// first MCP request at which the handler serves any, since a handler
+	// served before its agent is made (transport.Late) has none yet.
+	toolsAdded bool
 }
 
 // newMCPDoor is the MCP door to h, or nil when h cannot list its tools
@@ -115,12 +121,13 @@ func newMCPDoor(h transport.Handler, cfg MCPConfig, bodyLimit int64, logger *slo
 		return nil
 	}
 	cfg = cfg.withDefaults()
-	d := &mcpDoor{h: h, cfg: cfg, limit: bodyLimit, logger: logger, sessions: map[string]string{}}
+	d := &mcpDoor{h: h, lister: lister, cfg: cfg, limit: bodyLimit, logger: logger, sessions: map[string]string{}}
 	d.server = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version},
-		&mcp.ServerOptions{Logger: logger, HasTools: true})
-	for _, t := range tools(lister) {
-		d.server.AddTool(t, d.callTool(t.Name))
-	}
+		// Tools only: an agent sends no log messages to MCP clients, so
+		// it does not advertise logging as the SDK would by default. Its
+		// tools change once, when an agent served before it was made
+		// (transport.Late) is set.
+		&mcp.ServerOptions{Logger: logger, Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}})
 	d.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.server },
 		&mcp.StreamableHTTPOptions{
 			SessionTimeout:             cfg.SessionTimeout,
@@ -160,6 +167,7 @@ func (d *mcpDoor) wants(r *http.Request, body []byte) bool {
 // limits) to the SDK, with the peer it came from for the tool handlers,
 // and answers in JSON-RPC what the SDK would answer in plain text.
 func (d *mcpDoor) serve(w http.ResponseWriter, r *http.Request, body []byte, peer transport.Peer, limited bool) {
+	d.addTools()
 	r.Header.Del(peerHeader)
 	r.Header.Set(peerHeader, encodePeer(peer))
 	jw := &jsonErrors{ResponseWriter: w}
@@ -186,6 +194,20 @@ func (d *mcpDoor) serve(w http.ResponseWriter, r *http.Request, body []byte, pee
 	}
 	d.sdk.ServeHTTP(jw, r)
 	jw.finish()
+}
+
+// addTools adds the handler's tools to the server, once it serves any.
+func (d *mcpDoor) addTools() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.toolsAdded {
+		return
+	}
+	list := tools(d.lister)
+	for _, t := range list {
+		d.server.AddTool(t, d.callTool(t.Name))
+	}
+	d.toolsAdded = len(list) > 0
 }
 
 // admit refuses a new session over the bounds: of all (MaxSessions), and

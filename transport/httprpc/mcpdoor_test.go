@@ -165,11 +165,12 @@ func TestMCPDoorLeavesPlainPath(t *testing.T) {
 }
 
 // TestMCPDoorProtocolVersions: initialize negotiates 2024-11-05, the
-// revision the league's documents name, as well as the SDK's latest.
+// revision the league's documents name, and each later one the SDK
+// speaks with sessions.
 func TestMCPDoorProtocolVersions(t *testing.T) {
 	is := is.New(t)
 	l := serveMCP(t, httprpc.ServerConfig{})
-	for _, v := range []string{"2024-11-05", "2025-06-18"} {
+	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
 		req, _ := http.NewRequest(http.MethodPost, l.Endpoint(), strings.NewReader(initialize(v)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
