@@ -38,6 +38,9 @@ type ClientConfig struct {
 	// DialTimeout bounds connecting (default 5s; the call's deadline also
 	// applies).
 	DialTimeout time.Duration
+	// Version is our version in the clientInfo of the MCP sessions we
+	// open with agents that speak only MCP (default "dev").
+	Version string
 }
 
 // idleConnTimeout is how long an idle connection is kept: less than a
@@ -68,12 +71,15 @@ func idleConnsFor(files uint64) int {
 }
 
 // Client is the HTTP transport.RoundTripper: one POST per exchange on an
-// http.Client of its own, whose connections are kept alive.
+// http.Client of its own, whose connections are kept alive. An endpoint
+// that answers that it speaks only MCP gets its calls as MCP tools/call
+// over a session (mcpclient.go), from that exchange on.
 type Client struct {
 	hc    *http.Client
 	limit int64
 	ids   atomic.Uint64
 	sent  atomic.Uint64
+	mcp   *mcpClient
 }
 
 // NewClient returns a Client with its own connection pool.
@@ -103,7 +109,7 @@ func NewClient(cfg ClientConfig) *Client {
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
 	}
-	return &Client{
+	c := &Client{
 		hc: &http.Client{
 			Transport: tr,
 			// A league endpoint does not redirect; following one could
@@ -112,10 +118,25 @@ func NewClient(cfg ClientConfig) *Client {
 		},
 		limit: cfg.MaxResponseBytes,
 	}
+	c.mcp = newMCPClient(tr, cfg.MaxResponseBytes, cfg.Version, &c.sent)
+	return c
 }
 
-// CloseIdleConnections drops kept-alive connections.
-func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+// CloseIdleConnections drops kept-alive connections, and ends the MCP
+// sessions no call is using (the next call to their endpoint opens
+// another).
+func (c *Client) CloseIdleConnections() {
+	c.mcp.close(false)
+	c.hc.CloseIdleConnections()
+}
+
+// Close ends every MCP session, waiting for the calls still on them, and
+// drops kept-alive connections. The Client stays usable.
+func (c *Client) Close() error {
+	c.mcp.close(true)
+	c.hc.CloseIdleConnections()
+	return nil
+}
 
 // BytesSent is how many bytes of request bodies the client has sent.
 func (c *Client) BytesSent() uint64 { return c.sent.Load() }
@@ -124,10 +145,15 @@ func (c *Client) BytesSent() uint64 { return c.sent.Load() }
 // one request object for one call and a batch for several. A non-2xx
 // answer whose body is a JSON-RPC response is read as a 2xx one (some
 // implementations answer errors with 4xx/5xx statuses); without one, the
-// status is the error.
+// status is the error. An answer that says the endpoint speaks only MCP
+// (needsMCP) sends the same calls again over an MCP session, and every
+// later exchange with that endpoint goes so.
 func (c *Client) RoundTrip(ctx context.Context, endpoint string, calls ...*transport.Call) error {
 	if len(calls) == 0 {
 		return nil
+	}
+	if p := c.mcp.peer(endpoint); p != nil {
+		return c.mcp.roundTrip(ctx, p, calls)
 	}
 	n := uint64(len(calls))
 	firstID := c.ids.Add(n) - n + 1
@@ -138,6 +164,9 @@ func (c *Client) RoundTrip(ctx context.Context, endpoint string, calls ...*trans
 	status, data, err := c.post(ctx, endpoint, body)
 	if err != nil {
 		return err
+	}
+	if status/100 != 2 && needsMCP(status, data) {
+		return c.mcp.roundTrip(ctx, c.mcp.learn(endpoint), calls)
 	}
 	if status/100 != 2 && !isRPCResponse(data) {
 		return statusError(endpoint, status, data)
@@ -151,7 +180,8 @@ func (c *Client) RoundTrip(ctx context.Context, endpoint string, calls ...*trans
 
 // Post POSTs an encoded JSON-RPC body to endpoint and returns the reply
 // body as it came: empty for notifications only, and a JSON-RPC error
-// body whatever its status.
+// body whatever its status. It is plain JSON-RPC always, even to an
+// endpoint that speaks only MCP: its bytes are what the caller chose.
 func (c *Client) Post(ctx context.Context, endpoint string, body []byte) ([]byte, error) {
 	status, data, err := c.post(ctx, endpoint, body)
 	if err != nil {
