@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 30s
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build test unit e2e bench fuzz lint fmt-check vet clean
+.PHONY: all build test unit e2e bench fuzz lint fmt-check vet conformance clean
 
 all: build test
 
@@ -42,6 +42,10 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+## conformance: the official MCP conformance suite (npx) against a manager, a referee and a player
+conformance:
+	scripts/ci-conformance.sh
 
 ## lint: gofmt, vet and staticcheck
 lint: fmt-check vet

@@ -16,9 +16,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
 )
+
+// agentMCPVersion is the version our agents' MCP servers give in serverInfo:
+// the agents' own.
+const agentMCPVersion = player.Version
 
 // shutdownGrace bounds a graceful stop: calls in flight get this long.
 const shutdownGrace = 30 * time.Second
@@ -32,12 +37,16 @@ type serverFlags struct {
 	// validate has read them.
 	trustedProxies []string
 	proxies        []netip.Prefix
+	// behindProxy turns off the MCP door's DNS-rebinding protection, for
+	// a reverse proxy on this host that forwards with the public Host.
+	behindProxy bool
 }
 
 func (f *serverFlags) add(c *cobra.Command, defaultPort int) {
 	c.Flags().StringVar(&f.host, "host", "127.0.0.1", "address to listen on; anything but loopback is your explicit choice")
 	c.Flags().IntVar(&f.port, "port", defaultPort, "port to listen on (0: a free one)")
 	c.Flags().StringVar(&f.advertise, "advertise", "", "endpoint URL to give the others (default: http://<host>:<port>/mcp; when --host is 0.0.0.0 or ::, an agent's address that reaches the manager, the manager's first non-loopback address)")
+	c.Flags().BoolVar(&f.behindProxy, "behind-proxy", false, "a reverse proxy on this host forwards requests to this server with its own Host name: let MCP clients through it (turns off MCP's DNS-rebinding protection, which refuses a request to a loopback address with any other Host; docs/mcp.md)")
 	c.Flags().StringSliceVar(&f.trustedProxies, "trusted-proxy", nil, "CIDR or address of a reverse proxy in front of this server: X-Forwarded-For is believed from it alone, and names the client every per-address limit counts; repeat or separate with commas")
 }
 
@@ -135,7 +144,7 @@ type agentServer struct {
 // (SIGINT, SIGTERM) stops gracefully: calls in flight are finished and the
 // exit code is 0. An error of the agent's own run ends it with that error.
 func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, cfg config.Config,
-	logger *slog.Logger, build func(endpoint string) (*agentServer, error)) error {
+	logger *slog.Logger, build func(endpoint string, hc *httprpc.Client) (*agentServer, error)) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
 	if err != nil {
@@ -149,7 +158,11 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 				slog.String("advertised", endpoint))
 		}
 	}
-	agent, err := build(endpoint)
+	// The agent's calls go through hc; its MCP sessions with agents that
+	// speak only MCP are ended (DELETE) once it has stopped.
+	hc := httprpc.NewClient(httprpc.ClientConfig{Version: agentMCPVersion})
+	defer hc.Close()
+	agent, err := build(endpoint, hc)
 	if err != nil {
 		ln.Close()
 		return err
@@ -161,7 +174,8 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 		MaxBodyBytesInFlight:           inFlightOf(cfg.Limits.BodyBytes),
 		MaxBodyBytesInFlightPerAddress: inFlightOf(cfg.Limits.BodyBytesPerAddress),
 		LimitLoopback:                  !cfg.Limits.ExemptLoopback,
-		TrustedProxies:                 f.proxies}
+		TrustedProxies:                 f.proxies,
+		MCP:                            httprpc.MCPConfig{BehindProxy: f.behindProxy, Version: agentMCPVersion}}
 	agent.mux.SetRateLimit(rateLimitOf(cfg, agent.trusted))
 	l := httprpc.ServeOn(ln, agent.mux, srvCfg, logger)
 	if agent.listening != nil {

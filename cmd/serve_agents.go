@@ -149,7 +149,7 @@ first line of stdout.`,
 					store.Close()
 				}
 			}()
-			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, "", cfg, logger, func(endpoint string) (*agentServer, error) {
+			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, "", cfg, logger, func(endpoint string, hc *httprpc.Client) (*agentServer, error) {
 				if store, err = openStore(c.Context(), dbPath); err != nil {
 					return nil, err
 				}
@@ -164,7 +164,7 @@ first line of stdout.`,
 				mo.AdminToken, mo.Store = adminTokenFrom(o.adminToken), store
 				mo.RefereeToken = refereeTokenFrom(o.refereeToken)
 				mo.RegistrationToken = registrationTokenFrom(o.registrationToken)
-				client := newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger)
+				client := newAgentClient(hc, cfg, logger)
 				mo.ResetBreaker, mo.Batch = client.ResetBreaker, client.Batch
 				mgr := league.New(mo, client, logger)
 				if err := mgr.Restore(c.Context()); err != nil {
@@ -262,14 +262,14 @@ URL is the first line of stdout.`,
 			if err != nil {
 				return err
 			}
-			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, o.manager, cfg, logger, func(endpoint string) (*agentServer, error) {
+			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, o.manager, cfg, logger, func(endpoint string, hc *httprpc.Client) (*agentServer, error) {
 				opts := refereeOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.MaxConcurrent = o.id, o.name, o.maxConcurrent
 				opts.ManagerEndpoint, opts.Endpoint = o.manager, endpoint
 				opts.RegistrationToken = refereeTokenFrom(o.refereeToken)
 				opts.PlayerEndpoints = o.players
 				opts.OnRegistered = name.set
-				client := newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger)
+				client := newAgentClient(hc, cfg, logger)
 				opts.ResetBreaker = client.ResetBreaker
 				ref := referee.New(opts, client, logger)
 				return &agentServer{mux: ref.Handler(), run: ref.Run, trusted: ref.Vouches}, nil
@@ -347,7 +347,7 @@ is the first line of stdout.`,
 					_ = pl.Close() // served no more: its bot's process ends
 				}
 			}()
-			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, o.manager, cfg, logger, func(endpoint string) (*agentServer, error) {
+			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, o.manager, cfg, logger, func(endpoint string, hc *httprpc.Client) (*agentServer, error) {
 				opts := playerOptions(cfg, seed)
 				opts.RequestedID, opts.DisplayName, opts.Strategy = o.id, o.name, strategy
 				opts.ManagerEndpoint, opts.Endpoint, opts.Fault = o.manager, endpoint, fault
@@ -365,7 +365,7 @@ is the first line of stdout.`,
 						_ = l.Close()
 					}
 				}
-				p := player.New(opts, newAgentClient(httprpc.NewClient(httprpc.ClientConfig{}), cfg, logger), logger)
+				p := player.New(opts, newAgentClient(hc, cfg, logger), logger)
 				pl = p
 				return &agentServer{mux: p.Handler(), run: p.Run, listening: func(l transport.Listener) { served <- l }}, nil
 			}))
