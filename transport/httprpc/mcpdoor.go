@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -94,6 +95,12 @@ const peerHeader = "Leaguectl-Peer"
 // sessionHeader is MCP's session header.
 const sessionHeader = "Mcp-Session-Id"
 
+// callHeader carries, to the tool handlers, the key of the POST that
+// brought their call, whose end ends them: the SDK runs a handler under
+// its session's context, which outlives the request. Whatever a client
+// sends under that name is replaced.
+const callHeader = "Leaguectl-Call"
+
 // mcpDoor serves the MCP requests of one server.
 type mcpDoor struct {
 	h      transport.Handler
@@ -104,6 +111,11 @@ type mcpDoor struct {
 	logger *slog.Logger
 
 	lister ToolLister
+
+	// posts are the contexts of the POSTs being served, by their key
+	// (callHeader).
+	posts sync.Map
+	seq   atomic.Uint64
 
 	mu       sync.Mutex
 	sessions map[string]string // session id → the address that opened it
@@ -166,10 +178,27 @@ func (d *mcpDoor) wants(r *http.Request, body []byte) bool {
 // serve hands r (whose body is body, read already within the server's
 // limits) to the SDK, with the peer it came from for the tool handlers,
 // and answers in JSON-RPC what the SDK would answer in plain text.
-func (d *mcpDoor) serve(w http.ResponseWriter, r *http.Request, body []byte, peer transport.Peer, limited bool) {
+//
+// ctx ends the request, and the calls it brought, at the latest: the
+// server's write timeout, past which no answer could be written.
+func (d *mcpDoor) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, body []byte, peer transport.Peer, limited bool) {
 	d.addTools()
+	if batch(body) {
+		// MCP has had no batches since 2025-06-18, and a batch here
+		// would be one request of as many calls at once as it holds,
+		// with replies of any size, which the plain path bounds.
+		writeRaw(w, http.StatusBadRequest, protocol.AppendError(nil, nil, protocol.NewRPCError(protocol.CodeInvalidRequest,
+			"MCP: a batch is not taken through MCP: send one request a POST")))
+		return
+	}
+	r = r.WithContext(ctx)
 	r.Header.Del(peerHeader)
 	r.Header.Set(peerHeader, encodePeer(peer))
+	key := strconv.FormatUint(d.seq.Add(1), 36)
+	r.Header.Del(callHeader)
+	r.Header.Set(callHeader, key)
+	d.posts.Store(key, ctx)
+	defer d.posts.Delete(key)
 	jw := &jsonErrors{ResponseWriter: w}
 	if r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" {
 		address := transport.AddressOf(peer)
@@ -194,6 +223,12 @@ func (d *mcpDoor) serve(w http.ResponseWriter, r *http.Request, body []byte, pee
 	}
 	d.sdk.ServeHTTP(jw, r)
 	jw.finish()
+}
+
+// batch reports whether body is a JSON array.
+func batch(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '['
 }
 
 // addTools adds the handler's tools to the server, once it serves any.
@@ -257,6 +292,14 @@ func (d *mcpDoor) callTool(name string) mcp.ToolHandler {
 		if req.Extra != nil {
 			header = req.Extra.Header
 		}
+		post, ok := d.posts.Load(header.Get(callHeader))
+		if !ok {
+			// Its POST has ended: nobody is left to answer.
+			return nil, wireError(protocol.ToRPCError(protocol.Errorf(protocol.ErrTimeout, "the request that brought this call has ended")))
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(post.(context.Context), cancel)()
 		r := &transport.Request{Method: name, Params: jsontext.Value(req.Params.Arguments), MCP: true,
 			Peer: decodePeer(header.Get(peerHeader))}
 		if len(r.Params) == 0 {

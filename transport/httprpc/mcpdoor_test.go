@@ -3,6 +3,7 @@ package httprpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -242,4 +243,168 @@ func oneShot(req *http.Request) (*http.Response, error) {
 func initialize(v string) string {
 	return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + v +
 		`","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+}
+
+// session opens an MCP session at endpoint with raw requests, and returns
+// its id.
+func session(t *testing.T, endpoint string) string {
+	t.Helper()
+	status, header, _ := mcpPost(t, t.Context(), endpoint, "", initialize("2025-03-26"))
+	id := header.Get("Mcp-Session-Id")
+	if status != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d, session %q", status, id)
+	}
+	mcpPost(t, t.Context(), endpoint, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return id
+}
+
+// mcpPost POSTs body to endpoint as an MCP client does, in session when
+// one is given.
+func mcpPost(t *testing.T, ctx context.Context, endpoint, session, body string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	resp, err := oneShot(req)
+	if err != nil {
+		return 0, nil, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// TestMCPBatchRefused: a batch through the MCP door, in a session, is
+// refused whole, none of its calls made: it would be as many calls at
+// once as it holds, with a reply of any size, where the plain path takes
+// at most 100 one after the other within 4 MiB.
+func TestMCPBatchRefused(t *testing.T) {
+	is := is.New(t)
+	l := serveMCP(t, httprpc.ServerConfig{})
+	id := session(t, l.Endpoint())
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`
+	batch := "[" + strings.Join([]string{fmt.Sprintf(call, 1), fmt.Sprintf(call, 2)}, ",") + "]"
+	status, _, body := mcpPost(t, t.Context(), l.Endpoint(), id, batch)
+	is.Equal(status, http.StatusBadRequest)
+	is.Equal(body, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"MCP: a batch is not taken through MCP: send one request a POST"},"id":null}`)
+	status, _, body = mcpPost(t, t.Context(), l.Endpoint(), id, fmt.Sprintf(call, 3))
+	is.Equal(status, http.StatusOK) // one request a POST is served
+	is.True(strings.Contains(body, `\"mcp\":true`))
+}
+
+// TestMCPCallEndsWithItsRequest: a tool call through the MCP door ends
+// when the POST that brought it ends (its client gone), as a plain call
+// does, although the SDK runs it under its session's context: a client
+// that sends calls that wait and hangs up cannot pile them up.
+func TestMCPCallEndsWithItsRequest(t *testing.T) {
+	is := is.New(t)
+	started, ended := make(chan struct{}), make(chan struct{})
+	m := transport.NewMux(nil)
+	m.HandleFunc("wait", func(ctx context.Context, _ *transport.Request) (any, error) {
+		close(started)
+		<-ctx.Done()
+		close(ended)
+		return nil, ctx.Err()
+	})
+	l, err := httprpc.Serve("127.0.0.1:0", m, httprpc.ServerConfig{}, nil)
+	is.NoErr(err)
+	t.Cleanup(func() { _ = l.Close() })
+	id := session(t, l.Endpoint())
+	ctx, hangUp := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mcpPost(t, ctx, l.Endpoint(), id, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+	}()
+	<-started
+	hangUp()
+	<-done
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call went on 30 s after its client hung up")
+	}
+}
+
+// TestMCPEventStreamEndsAtWriteTimeout: a session's GET event stream ends
+// at the server's write timeout, as every request does; the client opens
+// another.
+func TestMCPEventStreamEndsAtWriteTimeout(t *testing.T) {
+	is := is.New(t)
+	l := serveMCP(t, httprpc.ServerConfig{WriteTimeout: time.Second})
+	id := session(t, l.Endpoint())
+	req, err := http.NewRequest(http.MethodGet, l.Endpoint(), nil)
+	is.NoErr(err)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	resp, err := oneShot(req)
+	is.NoErr(err)
+	defer resp.Body.Close()
+	is.Equal(resp.StatusCode, http.StatusOK)
+	is.Equal(resp.Header.Get("Content-Type"), "text/event-stream")
+	ended := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, resp.Body); ended <- err }()
+	select {
+	case <-ended: // the stream ended
+	case <-time.After(60 * time.Second):
+		t.Fatal("the event stream was open 60 s past a 1 s write timeout")
+	}
+}
+
+// TestWebPagesRefused: a web page in a browser on the agent's host cannot
+// call it through either door: not from another site (a form or a
+// text/plain fetch needs no CORS preflight), and not from its own origin
+// once its name is rebound to 127.0.0.1 (DNS rebinding), since a loopback
+// caller passes the operator's checks on a manager without an admin
+// token. League clients, which send neither Origin nor Sec-Fetch-Site,
+// may name a loopback address by any host name; and BehindProxy lets a
+// proxy on this host forward with its public name.
+func TestWebPagesRefused(t *testing.T) {
+	call := `{"jsonrpc":"2.0","id":1,"method":"whoami"}`
+	for _, tc := range []struct {
+		name        string
+		behind      bool
+		host        string
+		header      []string
+		status      int
+		refusalText string
+	}{
+		{"another site", false, "", []string{"Origin", "http://evil.example", "Sec-Fetch-Site", "cross-site"}, 403,
+			"a web page of another site may not call this agent"},
+		{"another site, no fetch metadata", false, "", []string{"Origin", "http://evil.example"}, 403,
+			"a web page of another site may not call this agent"},
+		{"rebound name", false, "rebound.evil.example", []string{"Origin", "http://rebound.evil.example", "Sec-Fetch-Site", "same-origin"}, 403,
+			`a web page may call this agent at a loopback address only by a loopback name, not \"rebound.evil.example\"`},
+		{"page on localhost", false, "localhost", []string{"Origin", "http://localhost", "Sec-Fetch-Site", "same-origin"}, 200, ""},
+		{"league client by host name", false, "mybox", nil, 200, ""},
+		{"behind a proxy", true, "league.example.org", []string{"Origin", "https://league.example.org", "Sec-Fetch-Site", "same-origin"}, 200, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			is := is.New(t)
+			l := serveMCP(t, httprpc.ServerConfig{MCP: httprpc.MCPConfig{BehindProxy: tc.behind}})
+			req, err := http.NewRequest(http.MethodPost, l.Endpoint(), strings.NewReader(call))
+			is.NoErr(err)
+			req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			for i := 0; i+1 < len(tc.header); i += 2 {
+				req.Header.Set(tc.header[i], tc.header[i+1])
+			}
+			resp, err := oneShot(req)
+			is.NoErr(err)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			is.Equal(resp.StatusCode, tc.status)
+			if tc.status == 403 {
+				is.Equal(string(b), `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Forbidden: `+tc.refusalText+`"},"id":null}`)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ package httprpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -168,8 +169,9 @@ func newHandler(h transport.Handler, cfg ServerConfig, logger *slog.Logger) (htt
 	budget := newBodyBudget(cfg.MaxBodyBytesInFlight, cfg.MaxBodyBytesInFlightPerAddress, logger)
 	mux := http.NewServeMux()
 	rh := &rpcHandler{h: h, limit: cfg.MaxBodyBytes, budget: budget, timeout: cfg.WriteTimeout,
-		peers: peers{proxies: cfg.TrustedProxies, limitLoopback: cfg.LimitLoopback},
-		mcp:   newMCPDoor(h, cfg.MCP, cfg.MaxBodyBytes, logger)}
+		peers:   peers{proxies: cfg.TrustedProxies, limitLoopback: cfg.LimitLoopback},
+		mcp:     newMCPDoor(h, cfg.MCP, cfg.MaxBodyBytes, logger),
+		origins: http.NewCrossOriginProtection(), anyHost: cfg.MCP.BehindProxy}
 	mux.Handle("POST "+Path, rh)
 	mux.HandleFunc(Path, func(w http.ResponseWriter, r *http.Request) {
 		// An MCP session's event stream (GET) and its end (DELETE); a GET
@@ -207,15 +209,76 @@ type rpcHandler struct {
 	peers   peers
 	// mcp is the MCP door; nil for a handler that cannot list its tools.
 	mcp *mcpDoor
+	// origins and anyHost keep web pages out (fromBrowser).
+	origins *http.CrossOriginProtection
+	anyHost bool
 }
 
-// serveMCP serves a request without a body through the MCP door.
+// fromBrowser is why r, a request to either door, is refused as a web
+// page's, or nil. A page in a browser on an agent's host may send a POST
+// to it: to another origin (the manager at 127.0.0.1:8000) as a form or
+// a text/plain fetch, which needs no CORS preflight, or to its own origin
+// once its DNS name has been rebound to 127.0.0.1. Either way the agent
+// would take it as a loopback caller's, such as the operator's
+// start_league on a manager without an admin token. So a request a
+// browser marks as from another site (Sec-Fetch-Site, Origin) is refused,
+// and so is a browser's request to a loopback address that names another
+// host (DNS rebinding), unless a proxy on this host forwards with its
+// public name (BehindProxy). League clients are no browsers: they send
+// neither header, and may name a loopback address by any host name.
+func (rh *rpcHandler) fromBrowser(r *http.Request) error {
+	if err := rh.origins.Check(r); err != nil {
+		return errors.New("a web page of another site may not call this agent")
+	}
+	if rh.anyHost || (r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "") {
+		return nil
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || !loopbackAddr(local.String()) || loopbackAddr(r.Host) {
+		return nil
+	}
+	return fmt.Errorf("a web page may call this agent at a loopback address only by a loopback name, not %q", r.Host)
+}
+
+// loopbackAddr reports whether hostport names a loopback host:
+// localhost or a loopback IP, with or without a port.
+func loopbackAddr(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// refuseBrowser answers a request fromBrowser refused.
+func refuseBrowser(w http.ResponseWriter, err error) {
+	writeRaw(w, http.StatusForbidden, protocol.AppendError(nil, nil, protocol.NewRPCError(protocol.CodeInvalidRequest, "Forbidden: "+err.Error())))
+}
+
+// serveMCP serves a request without a body through the MCP door: a
+// session's event stream ends at the write timeout, as every request
+// does, and the client opens another.
 func (rh *rpcHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if err := rh.fromBrowser(r); err != nil {
+		refuseBrowser(w, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), rh.timeout)
+	defer cancel()
 	peer, ip := rh.peers.peerOf(r)
-	rh.mcp.serve(w, r, nil, peer, !ip.IsValid() || !rh.peers.exempt(ip))
+	rh.mcp.serve(ctx, w, r, nil, peer, !ip.IsValid() || !rh.peers.exempt(ip))
 }
 
 func (rh *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := rh.fromBrowser(r); err != nil {
+		refuseBrowser(w, err)
+		return
+	}
 	// From about where net/http starts the write timeout: the end of the
 	// request's headers.
 	ctx, cancel := context.WithTimeout(r.Context(), rh.timeout)
@@ -264,7 +327,7 @@ func (rh *rpcHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rh.mcp != nil && rh.mcp.wants(r, body) {
-		rh.mcp.serve(w, r, body, peer, bb.address != "")
+		rh.mcp.serve(ctx, w, r, body, peer, bb.address != "")
 		return
 	}
 	reply := transport.ServeJSON(ctx, rh.h, body, peer)
