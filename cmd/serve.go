@@ -46,7 +46,7 @@ func (f *serverFlags) add(c *cobra.Command, defaultPort int) {
 	c.Flags().StringVar(&f.host, "host", "127.0.0.1", "address to listen on; anything but loopback is your explicit choice")
 	c.Flags().IntVar(&f.port, "port", defaultPort, "port to listen on (0: a free one)")
 	c.Flags().StringVar(&f.advertise, "advertise", "", "endpoint URL to give the others (default: http://<host>:<port>/mcp; when --host is 0.0.0.0 or ::, an agent's address that reaches the manager, the manager's first non-loopback address)")
-	c.Flags().BoolVar(&f.behindProxy, "behind-proxy", false, "a reverse proxy on this host forwards requests to this server with its own Host name: let MCP clients through it (turns off MCP's DNS-rebinding protection, which refuses a request to a loopback address with any other Host; docs/mcp.md)")
+	c.Flags().BoolVar(&f.behindProxy, "behind-proxy", false, "a reverse proxy on this host forwards requests to this server with its public Host name: let them through (turns off the DNS-rebinding protection of /mcp, which refuses an MCP client's or a web page's request to a loopback address that names another host; docs/mcp.md)")
 	c.Flags().StringSliceVar(&f.trustedProxies, "trusted-proxy", nil, "CIDR or address of a reverse proxy in front of this server: X-Forwarded-For is believed from it alone, and names the client every per-address limit counts; repeat or separate with commas")
 }
 
