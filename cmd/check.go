@@ -151,15 +151,53 @@ func parseAs(role string, values []string) (checkerIDs, error) {
 }
 
 func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
-	run, ok := checkRoles[role]
-	if !ok {
-		return usagef(fmt.Errorf("unknown role %q: want player, referee or manager", role))
-	}
-	if err := checkURL("URL", target); err != nil {
-		return err
-	}
 	if o.output != "table" && o.output != "json" {
 		return usagef(fmt.Errorf("--output must be table or json, got %q", o.output))
+	}
+	report, err := checkAgent(ctx, o, role, target)
+	switch {
+	case errors.Is(err, check.ErrUnreachable):
+		// The JSON report is printed all the same, so that a script reads
+		// one document whatever happened; the table says it on stderr.
+		if o.output == "json" && report != nil {
+			if werr := writeCheckJSON(o.stdout, report); werr != nil {
+				return werr
+			}
+		}
+		return &exitError{code: ExitNetwork, err: err}
+	case err != nil:
+		return err
+	}
+	if o.output == "json" {
+		err = writeCheckJSON(o.stdout, report)
+	} else {
+		err = writeCheckTable(o.stdout, report)
+	}
+	if err != nil {
+		return err
+	}
+	// Any failure is exit 1, whatever its grade: a check that only departs
+	// from the documents is still a rule the agent breaks. The grade says
+	// how much it matters, for the reader and for scripts (breaks_league).
+	if n := report.Failed(); n > 0 {
+		return &exitError{code: ExitValidation, err: fmt.Errorf("%s %s: %d of %d checks failed (%d would break a league)",
+			role, target, n, len(report.Checks), report.Breaking())}
+	}
+	return nil
+}
+
+// checkAgent plays the other side of league.v2 against the agent of role
+// at target and returns its report: the command and the MCP tool check
+// both grade agents here. An agent that answers neither ping nor GET
+// /health is check.ErrUnreachable, with what report there is; checks that
+// fail are the report's, not an error. It prints nothing on stdout.
+func checkAgent(ctx context.Context, o *checkOptions, role, target string) (*check.Report, error) {
+	run, ok := checkRoles[role]
+	if !ok {
+		return nil, usagef(fmt.Errorf("unknown role %q: want player, referee or manager", role))
+	}
+	if err := checkURL("URL", target); err != nil {
+		return nil, err
 	}
 	as := o.as
 	if o.asGiven && len(as) == 0 {
@@ -167,11 +205,11 @@ func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
 	}
 	ids, err := parseAs(role, as)
 	if err != nil {
-		return usagef(err)
+		return nil, usagef(err)
 	}
 	for name, d := range map[string]time.Duration{"--timeout": o.timeout, "--timeout-match": o.timeoutMatch, "--wait": o.wait} {
 		if d <= 0 {
-			return usagef(fmt.Errorf("%s must be positive, got %s", name, d))
+			return nil, usagef(fmt.Errorf("%s must be positive, got %s", name, d))
 		}
 	}
 	level := o.logLevel
@@ -180,7 +218,7 @@ func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
 	}
 	logger, err := newLogger(o.stderr, level)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	client := httprpc.NewClient(httprpc.ClientConfig{})
 	defer client.CloseIdleConnections()
@@ -201,35 +239,13 @@ func runCheck(ctx context.Context, o *checkOptions, role, target string) error {
 	})
 	switch {
 	case errors.Is(err, check.ErrUnreachable):
-		// The JSON report is printed all the same, so that a script reads
-		// one document whatever happened; the table says it on stderr.
-		if o.output == "json" && report != nil {
-			if werr := writeCheckJSON(o.stdout, report); werr != nil {
-				return werr
-			}
-		}
-		return &exitError{code: ExitNetwork, err: err}
+		return report, err
 	case err != nil:
-		return err
+		return nil, err
 	case ctx.Err() != nil:
-		return ctx.Err() // interrupted: the report would be of checks cut short
+		return nil, ctx.Err() // interrupted: the report would be of checks cut short
 	}
-	if o.output == "json" {
-		err = writeCheckJSON(o.stdout, report)
-	} else {
-		err = writeCheckTable(o.stdout, report)
-	}
-	if err != nil {
-		return err
-	}
-	// Any failure is exit 1, whatever its grade: a check that only departs
-	// from the documents is still a rule the agent breaks. The grade says
-	// how much it matters, for the reader and for scripts (breaks_league).
-	if n := report.Failed(); n > 0 {
-		return &exitError{code: ExitValidation, err: fmt.Errorf("%s %s: %d of %d checks failed (%d would break a league)",
-			role, target, n, len(report.Checks), report.Breaking())}
-	}
-	return nil
+	return report, nil
 }
 
 // checkJSON is the --output json form of a report: one object.
@@ -243,11 +259,17 @@ type checkJSON struct {
 	Checks   []check.Check `json:"checks"`
 }
 
+// checkJSONOf is r as --output json prints it, and the MCP tool check
+// returns it.
+func checkJSONOf(r *check.Report) *checkJSON {
+	return &checkJSON{Role: r.Role, Target: r.Target, Passed: r.Passed(), Failed: r.Failed(),
+		Breaking: r.Breaking(), Checks: r.Checks}
+}
+
 // writeCheckJSON prints the report as one JSON object: every check with
 // all seven keys.
 func writeCheckJSON(w io.Writer, r *check.Report) error {
-	return writeJSON(w, checkJSON{Role: r.Role, Target: r.Target, Passed: r.Passed(), Failed: r.Failed(),
-		Breaking: r.Breaking(), Checks: r.Checks})
+	return writeJSON(w, checkJSONOf(r))
 }
 
 // The grades of a failure, as a FAIL line says them.

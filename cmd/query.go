@@ -79,30 +79,46 @@ where ID is P01 or REF01, or player:P01 / referee:REF01).`,
 }
 
 func runQuery(ctx context.Context, o *queryOptions, word string, cfg config.Config) error {
-	qt, ok := queryTypes[word]
-	if !ok {
-		return usagef(fmt.Errorf("unknown query %q: want standings, schedule, next-match or player-stats", word))
-	}
-	if err := checkURL("--manager", o.manager); err != nil {
-		return err
-	}
 	if o.output != "table" && o.output != "json" {
 		return usagef(fmt.Errorf("--output must be table or json, got %q", o.output))
 	}
+	raw, data, err := query(ctx, o, word, cfg)
+	if err != nil {
+		return err
+	}
+	if o.output == "json" {
+		_, err := o.stdout.Write(append(raw, '\n'))
+		return err
+	}
+	return writeQueryTable(o.stdout, queryTypes[word], data)
+}
+
+// query asks the manager the query word names and returns its answer, as
+// it came, and the answer's data; for the schedule of every round, the
+// whole of it, asked for a part at a time. The command and the MCP tools
+// standings, schedule and next_match all ask here. It prints nothing.
+func query(ctx context.Context, o *queryOptions, word string, cfg config.Config) (raw, data jsontext.Value, err error) {
+	qt, ok := queryTypes[word]
+	if !ok {
+		return nil, nil, usagef(fmt.Errorf("unknown query %q: want standings, schedule, next-match or player-stats", word))
+	}
+	if err := checkURL("--manager", o.manager); err != nil {
+		return nil, nil, err
+	}
 	if (o.as == "") != (o.token == "") {
-		return usagef(fmt.Errorf("--as and --token go together"))
+		return nil, nil, usagef(fmt.Errorf("--as and --token go together"))
 	}
 	if o.as != "" && o.adminToken != "" {
-		return usagef(fmt.Errorf("--admin-token asks as the operator, --as and --token as an agent: give one or the other"))
+		return nil, nil, usagef(fmt.Errorf("--admin-token asks as the operator, --as and --token as an agent: give one or the other"))
 	}
 	if (qt == protocol.QueryNextMatch || qt == protocol.QueryPlayerStats) && o.player == "" && o.as == "" {
-		return usagef(fmt.Errorf("query %s needs the player: --player ID (or --as ID --token T)", word))
+		return nil, nil, usagef(fmt.Errorf("query %s needs the player: --player ID (or --as ID --token T)", word))
 	}
 	if o.roundSet && qt != protocol.QuerySchedule {
-		return usagef(fmt.Errorf("--round goes with query schedule, not %s", word))
+		return nil, nil, usagef(fmt.Errorf("--round goes with query schedule, not %s", word))
 	}
 	if o.roundSet && o.round < 1 {
-		return usagef(fmt.Errorf("--round must be 1 or more, got %d", o.round))
+		return nil, nil, usagef(fmt.Errorf("--round must be 1 or more, got %d", o.round))
 	}
 	q := &protocol.LeagueQuery{
 		Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeLeagueQuery,
@@ -119,7 +135,7 @@ func runQuery(ctx context.Context, o *queryOptions, word string, cfg config.Conf
 	if o.as != "" {
 		sender, err := senderOf(o.as)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		q.Sender, q.AuthToken, method = sender, o.token, protocol.ToolName(protocol.TypeLeagueQuery)
 	} else if t := adminTokenFrom(o.adminToken); t != "" {
@@ -148,20 +164,13 @@ func runQuery(ctx context.Context, o *queryOptions, word string, cfg config.Conf
 		}
 		return raw, resp.Data, nil
 	}
-	raw, data, err := ask(q)
-	if err != nil {
-		return err
+	if raw, data, err = ask(q); err != nil {
+		return nil, nil, err
 	}
 	if qt == protocol.QuerySchedule && o.round == 0 {
-		if raw, data, err = wholeSchedule(ask, q, raw, data); err != nil {
-			return err
-		}
+		return wholeSchedule(ask, q, raw, data)
 	}
-	if o.output == "json" {
-		_, err := o.stdout.Write(append(raw, '\n'))
-		return err
-	}
-	return writeQueryTable(o.stdout, qt, data)
+	return raw, data, nil
 }
 
 // wholeSchedule is the whole schedule of a manager that answered q, a
@@ -310,32 +319,40 @@ func senderOf(as string) (string, error) {
 	return s, nil
 }
 
+// standingsData is the data of GET_STANDINGS.
+type standingsData struct {
+	RoundID int `json:"round_id" jsonschema:"the round under way or last played (0: before the first)"`
+	// Absent from other managers than ours.
+	RoundsCompleted *int                   `json:"rounds_completed,omitzero" jsonschema:"the last round whose end was announced"`
+	Standings       []protocol.StandingRow `json:"standings" jsonschema:"the players, best first"`
+}
+
+// nextMatchData is the data of GET_NEXT_MATCH.
+type nextMatchData struct {
+	NextMatch *league.NextMatch `json:"next_match" jsonschema:"the player's next match; null when there is none"`
+	State     string            `json:"state" jsonschema:"the league's state: why there is no next match, when there is none"`
+}
+
 func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	defer tw.Flush()
 	switch qt {
 	case protocol.QueryStandings:
-		var d struct {
-			RoundID   int                    `json:"round_id"`
-			Completed *int                   `json:"rounds_completed"` // absent from other managers
-			Standings []protocol.StandingRow `json:"standings"`
-		}
+		var d standingsData
 		if err := json.Unmarshal(data, &d); err != nil {
 			return runtimeErr(err)
 		}
 		switch {
 		case d.RoundID == 0:
 			fmt.Fprintf(w, "Standings before the first round\n\n")
-		case d.Completed != nil && *d.Completed < d.RoundID:
-			fmt.Fprintf(w, "Standings during round %d (%d completed)\n\n", d.RoundID, *d.Completed)
+		case d.RoundsCompleted != nil && *d.RoundsCompleted < d.RoundID:
+			fmt.Fprintf(w, "Standings during round %d (%d completed)\n\n", d.RoundID, *d.RoundsCompleted)
 		default:
 			fmt.Fprintf(w, "Standings after round %d\n\n", d.RoundID)
 		}
 		writeRows(tw, d.Standings)
 	case protocol.QuerySchedule:
-		var d struct {
-			Rounds []league.ScheduledRound `json:"rounds"`
-		}
+		var d league.ScheduleData
 		if err := json.Unmarshal(data, &d); err != nil {
 			return runtimeErr(err)
 		}
@@ -347,10 +364,7 @@ func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
 			}
 		}
 	case protocol.QueryNextMatch:
-		var d struct {
-			NextMatch *league.NextMatch `json:"next_match"`
-			State     string            `json:"state"`
-		}
+		var d nextMatchData
 		if err := json.Unmarshal(data, &d); err != nil {
 			return runtimeErr(err)
 		}

@@ -79,7 +79,7 @@ serve-referee and serve-player.`,
 		}
 	}
 	root.AddCommand(newSimulateCmd(o), newServeManagerCmd(o), newServeRefereeCmd(o), newServePlayerCmd(o),
-		newStartCmd(o), newQueryCmd(o), newPingCmd(o), newExportCmd(o), newCheckCmd(o))
+		newStartCmd(o), newQueryCmd(o), newPingCmd(o), newExportCmd(o), newCheckCmd(o), newMCPCmd(o))
 	return root
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -29,6 +30,15 @@ const maxSimulatedPlayers = 10000
 // over: 20,000 referees took minutes to set up and ignored Ctrl-C.
 const maxSimulatedReferees = 1000
 
+// The defaults of simulate, which the MCP tool simulate shares.
+const (
+	defaultSimulatedPlayers  = 4
+	defaultSimulatedReferees = 1
+	defaultMaxConcurrent     = 10
+	defaultStrategy          = "random"
+	defaultSimulateTransport = "mem"
+)
+
 type simulateOptions struct {
 	*rootOptions
 	players       int
@@ -43,6 +53,9 @@ type simulateOptions struct {
 	execs         []string
 	db            string
 	cpuProfile    string
+	// quiet draws no progress bar: a league run for an MCP tool call has
+	// no terminal of its own, and shares stderr with other calls.
+	quiet bool
 }
 
 func newSimulateCmd(ro *rootOptions) *cobra.Command {
@@ -68,13 +81,13 @@ would. The same --seed gives the same standings on either transport.`,
 		},
 	}
 	f := c.Flags()
-	f.IntVar(&o.players, "players", 4, "number of players (at least 2)")
-	f.IntVar(&o.referees, "referees", 1, "number of referees")
-	f.IntVar(&o.maxConcurrent, "max-concurrent-matches", 10, "matches each referee plays at once")
+	f.IntVar(&o.players, "players", defaultSimulatedPlayers, "number of players (at least 2)")
+	f.IntVar(&o.referees, "referees", defaultSimulatedReferees, "number of referees")
+	f.IntVar(&o.maxConcurrent, "max-concurrent-matches", defaultMaxConcurrent, "matches each referee plays at once")
 	f.Uint64Var(&o.seed, "seed", 0, "league seed (default: a random one, printed)")
-	f.StringSliceVar(&o.strategies, "strategy", []string{"random"},
+	f.StringSliceVar(&o.strategies, "strategy", []string{defaultStrategy},
 		"player strategies, cycled over the players: "+strings.Join(player.StrategyNames(), ", "))
-	f.StringVar(&o.transport, "transport", "mem", "mem (in-memory bus) or http (loopback HTTP)")
+	f.StringVar(&o.transport, "transport", defaultSimulateTransport, "mem (in-memory bus) or http (loopback HTTP)")
 	f.StringVar(&o.output, "output", "table", "table or json")
 	f.StringVar(&o.db, "db", "", "record the league in this new SQLite database (default: memory only)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the league to this file (go tool pprof)")
@@ -174,8 +187,6 @@ func (o *simulateOptions) validate() ([]player.Strategy, error) {
 		return nil, usagef(fmt.Errorf("--max-concurrent-matches must be 1 to %d, got %d", league.MaxRefereeCapacity, o.maxConcurrent))
 	case o.transport != "mem" && o.transport != "http":
 		return nil, usagef(fmt.Errorf("--transport must be mem or http, got %q", o.transport))
-	case o.output != "table" && o.output != "json":
-		return nil, usagef(fmt.Errorf("--output must be table or json, got %q", o.output))
 	case len(o.strategies) == 0:
 		return nil, usagef(errors.New("--strategy needs at least one strategy"))
 	}
@@ -191,17 +202,35 @@ func (o *simulateOptions) validate() ([]player.Strategy, error) {
 }
 
 func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) error {
-	strategies, err := o.validate()
+	if o.output != "table" && o.output != "json" {
+		return usagef(fmt.Errorf("--output must be table or json, got %q", o.output))
+	}
+	res, err := simulate(ctx, o, cfg)
 	if err != nil {
 		return err
+	}
+	if o.output == "json" {
+		return writeJSON(o.stdout, res)
+	}
+	return writeStandingsTable(o.stdout, &res.LeagueCompleted, &res.Seed)
+}
+
+// simulate plays the whole league o describes and returns what
+// --output json prints: the command and the MCP tool simulate both run
+// their leagues here, so that the same options give the same standings.
+// It prints nothing on stdout.
+func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simulateResult, error) {
+	strategies, err := o.validate()
+	if err != nil {
+		return nil, err
 	}
 	faults, err := o.parseFaults()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	execs, err := o.parseExecs(faults)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	level := o.logLevel
 	if level == "" {
@@ -209,12 +238,12 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	}
 	logger, err := newLogger(o.stderr, level)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	seed := o.seed
 	if !o.seedSet {
 		if seed, err = randomSeed(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var nw transport.Network = mem.NewBus()
@@ -228,23 +257,27 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	if o.db != "" {
 		s, err := openStore(ctx, o.db)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer s.Close()
 		saved, err := s.Load(ctx)
 		if err != nil {
-			return runtimeErr(err)
+			return nil, runtimeErr(err)
 		}
 		if saved != nil {
 			// Its agents' tokens exist only as hashes: new agents of this
 			// process could not take their places.
-			return usagef(fmt.Errorf("--db %s already holds league %s (%s); simulate records into a new database",
+			return nil, usagef(fmt.Errorf("--db %s already holds league %s (%s); simulate records into a new database",
 				o.db, saved.League.LeagueID, saved.State))
 		}
 		store = s
 	}
 	total := o.players * (o.players - 1) / 2
-	bar := newProgress(o.stderr, total)
+	barOut := o.stderr
+	if o.quiet {
+		barOut = io.Discard
+	}
+	bar := newProgress(barOut, total)
 	defer bar.stop()
 	spec := leagueSpec{
 		cfg: cfg, seed: seed, players: o.players, referees: o.referees,
@@ -253,7 +286,7 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
-			return usagef(err)
+			return nil, usagef(err)
 		}
 		defer stop()
 	}
@@ -261,7 +294,7 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	client := newAgentClient(nw, cfg, logger)
 	lc, err := runLocalLeague(ctx, nw, client, spec, logger)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	elapsed := time.Since(start)
 	bar.stop()
@@ -270,11 +303,7 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	if bytesSent != nil {
 		stats.Bytes = bytesSent()
 	}
-	res := &simulateResult{LeagueCompleted: *lc, Seed: seed, Stats: stats}
-	if o.output == "json" {
-		return writeJSON(o.stdout, res)
-	}
-	return writeStandingsTable(o.stdout, lc, &seed)
+	return &simulateResult{LeagueCompleted: *lc, Seed: seed, Stats: stats}, nil
 }
 
 // randomSeed picks a seed below 2^53, so that it survives a JSON reader
