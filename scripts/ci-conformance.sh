@@ -12,7 +12,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 pids=()
+logs=$work
 
+# shellcheck disable=SC2317 # called by the trap
 cleanup() {
 	local status=$?
 	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -28,33 +30,21 @@ if [ -z "$BIN" ]; then
 	(cd "$here" && go build -o "$BIN" .)
 fi
 
-# start_agent NAME ARGS… starts a server and sets ENDPOINT to the first line
-# of its stdout, waiting at most 10 s for it.
-start_agent() {
-	local name=$1 fd
-	shift
-	mkfifo "$work/$name.fifo"
-	"$BIN" "$@" >"$work/$name.fifo" 2>"$work/$name.log" &
-	pids+=($!)
-	exec {fd}<"$work/$name.fifo"
-	if ! read -r -t 10 -u "$fd" ENDPOINT; then
-		echo "ci-conformance: $name did not start: $(tail -n 1 "$work/$name.log")" >&2
-		exit 3
-	fi
-}
+# shellcheck source=scripts/agents.bash
+. "$here/scripts/agents.bash"
 
+declare -A url
 start_agent manager serve-manager --port 0 --db "$work/league.db" --min-players 1000
-manager=$ENDPOINT
-start_agent referee serve-referee --port 0 --manager "$manager"
-referee=$ENDPOINT
-start_agent player serve-player --port 0 --manager "$manager"
-player=$ENDPOINT
+url[manager]=$ENDPOINT
+start_agent referee serve-referee --port 0 --manager "${url[manager]}"
+url[referee]=$ENDPOINT
+start_agent player serve-player --port 0 --manager "${url[manager]}"
+url[player]=$ENDPOINT
 
 failed=0
 for agent in manager referee player; do
-	url=${!agent}
-	echo "== $agent $url"
-	if ! "$here/scripts/mcp-conformance.sh" "$url"; then
+	echo "== $agent ${url[$agent]}"
+	if ! "$here/scripts/mcp-conformance.sh" "${url[$agent]}"; then
 		failed=1
 	fi
 done

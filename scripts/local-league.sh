@@ -40,20 +40,8 @@ if [ -z "$BIN" ]; then
 	(cd "$here" && go build -o "$BIN" .)
 fi
 
-# start_agent NAME ARGS… starts a server and sets ENDPOINT to the first line
-# of its stdout, waiting at most 10 s for it.
-start_agent() {
-	local name=$1 fd
-	shift
-	mkfifo "$work/$name.fifo"
-	"$BIN" "$@" >"$work/$name.fifo" 2>"$logs/$name.log" &
-	pids+=($!)
-	exec {fd}<"$work/$name.fifo"
-	if ! read -r -t 10 -u "$fd" ENDPOINT; then
-		echo "local-league: $name did not start: $(tail -n 1 "$logs/$name.log")" >&2
-		exit 2
-	fi
-}
+# shellcheck source=scripts/agents.bash
+. "$here/scripts/agents.bash"
 
 start_agent manager serve-manager --port 0 --seed "$SEED" --db "$work/league.db"
 MANAGER=$ENDPOINT

@@ -172,16 +172,10 @@ func TestMCPDoorProtocolVersions(t *testing.T) {
 	is := is.New(t)
 	l := serveMCP(t, httprpc.ServerConfig{})
 	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
-		req, _ := http.NewRequest(http.MethodPost, l.Endpoint(), strings.NewReader(initialize(v)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := oneShot(req)
-		is.NoErr(err)
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		is.Equal(resp.StatusCode, 200)
-		is.True(resp.Header.Get("Mcp-Session-Id") != "")
-		is.True(strings.Contains(string(b), `"protocolVersion":"`+v+`"`))
+		status, header, body := mcpPost(t, t.Context(), l.Endpoint(), "", initialize(v))
+		is.Equal(status, 200)
+		is.True(header.Get("Mcp-Session-Id") != "")
+		is.True(strings.Contains(body, `"protocolVersion":"`+v+`"`))
 	}
 }
 
@@ -196,15 +190,9 @@ func TestMCPSessionsPerAddress(t *testing.T) {
 	l := serveMCP(t, httprpc.ServerConfig{LimitLoopback: true, MCP: httprpc.MCPConfig{MaxSessionsPerAddress: 2}})
 	first := connect(t, ctx, l.Endpoint())
 	connect(t, ctx, l.Endpoint())
-	req, _ := http.NewRequest(http.MethodPost, l.Endpoint(), strings.NewReader(initialize("2025-06-18")))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := oneShot(req)
-	is.NoErr(err)
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	is.Equal(resp.StatusCode, http.StatusTooManyRequests)
-	is.Equal(string(b), `{"jsonrpc":"2.0","error":{"code":-32014,"message":"RATE_LIMIT_EXCEEDED: 2 MCP sessions are open from this address, its most: close one (DELETE /mcp), or try again later","data":{"error_code":"E014","error_description":"RATE_LIMIT_EXCEEDED","retryable":true}},"id":null}`)
+	status, _, body := mcpPost(t, t.Context(), l.Endpoint(), "", initialize("2025-06-18"))
+	is.Equal(status, http.StatusTooManyRequests)
+	is.Equal(body, `{"jsonrpc":"2.0","error":{"code":-32014,"message":"RATE_LIMIT_EXCEEDED: 2 MCP sessions are open from this address, its most: close one (DELETE /mcp), or try again later","data":{"error_code":"E014","error_description":"RATE_LIMIT_EXCEEDED","retryable":true}},"id":null}`)
 	is.NoErr(first.Close()) // DELETE /mcp
 	connect(t, ctx, l.Endpoint())
 }
