@@ -259,7 +259,14 @@ type Manager struct {
 	notifyMu   sync.Mutex
 	notifyCond *sync.Cond
 	notified   int
+
+	// events are what the league's watchers are told (events.go).
+	events *Events
 }
+
+// Events are the league's events, for its watchers (/events, the
+// dashboard).
+func (m *Manager) Events() *Events { return m.events }
 
 // New returns a Manager that calls the agents through caller.
 func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
@@ -298,6 +305,7 @@ func New(opts Options, caller transport.Caller, logger *slog.Logger) *Manager {
 		closedDone: make(chan struct{}),
 		origin:     protocol.Origin{Role: protocol.RoleLeagueManager},
 		born:       opts.Clock(),
+		events:     NewEvents(opts.LeagueID, 1, DefaultEventBuffer, opts.Clock, nil),
 	}
 	close(m.closedDone)
 	m.notifyCond = sync.NewCond(&m.notifyMu)
@@ -550,6 +558,7 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 		m.players = append(m.players, a)
 		m.table.add(id, a.name)
 	}
+	m.events.Publish(EventRegistration, RegistrationEvent{Role: role, AgentID: id, DisplayName: a.name, Endpoint: endpoint})
 	m.maybeStartLocked(ctx, false)
 	return a, token, "", nil
 }
@@ -812,6 +821,8 @@ func (m *Manager) startLocked(ctx context.Context) error {
 	m.rounds, m.byID, m.total = built.rounds, built.byID, built.total
 	m.state, m.startedAt = StateRunning, now
 	close(m.started)
+	m.events.Publish(EventLeagueStarted, LeagueStartedEvent{Players: len(m.players), Referees: len(m.referees),
+		Rounds: len(m.rounds), Matches: m.total})
 	m.log.LogAttrs(context.Background(), slog.LevelInfo, "league started", slog.String("league_id", m.opts.LeagueID),
 		slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)),
 		slog.Int("rounds", len(m.rounds)), slog.Int("matches", m.total), slog.Uint64("seed", m.opts.Seed))

@@ -171,6 +171,7 @@ func (m *Manager) playRound(ctx context.Context, r int, told *telling) (*telling
 	m.mu.Unlock()
 	log := m.log.With(slog.Int("round_id", r))
 	log.LogAttrs(ctx, slog.LevelInfo, "round started", slog.Int("matches", len(ms)))
+	m.events.Publish(EventRoundStarted, RoundEvent{RoundID: r, Matches: len(ms)})
 
 	var wg sync.WaitGroup
 	for _, mt := range ms {
@@ -234,6 +235,7 @@ func (m *Manager) playRound(ctx context.Context, r int, told *telling) (*telling
 			}
 			log.LogAttrs(ctx, slog.LevelInfo, "round completed", slog.Int("wins", summary.Wins),
 				slog.Int("draws", summary.Draws), slog.Int("technical_losses", summary.TechnicalLosses))
+			m.events.Publish(EventRoundCompleted, RoundEvent{RoundID: r, Matches: len(ms), Standings: standings})
 		},
 	}}
 	// The round's end goes to every player, those of the next round's
@@ -396,6 +398,8 @@ func (m *Manager) runMatch(ctx context.Context, mt *match) {
 		// the match goes to the one that had this token.
 		gone, token := ref.restarted, ref.token
 		m.mu.Unlock()
+		m.events.Publish(EventMatchStarted, MatchStartedEvent{MatchID: mt.MatchID, RoundID: mt.Round,
+			PlayerA: mt.A, PlayerB: mt.B, RefereeID: ref.id, Attempt: attempt})
 
 		// The match timeout from now (and within ctx): for the START_MATCH
 		// call, and for the result.
@@ -679,6 +683,13 @@ func (m *Manager) onReport(ctx context.Context, r *transport.Request) (any, erro
 	m.countedUpTo = max(m.countedUpTo, mt.Round)
 	done, total := m.counted, m.total
 	m.mu.Unlock()
+	m.events.Publish(EventMatchFinished, MatchFinishedEvent{MatchID: o.MatchID, RoundID: mt.Round, PlayerA: o.A, PlayerB: o.B,
+		RefereeID: o.Referee, StatusA: o.StatusA, StatusB: o.StatusB, Winner: o.Winner, DrawnNumber: o.DrawnNumber,
+		ChoiceA: o.ChoiceA, ChoiceB: o.ChoiceB, Done: done, Total: total})
+	for _, tl := range o.TechnicalLosses {
+		m.events.Publish(EventTechnicalLoss, TechnicalLossEvent{MatchID: o.MatchID, RoundID: mt.Round, PlayerID: tl.PlayerID,
+			Code: tl.ErrorCode, Reason: tl.Reason})
+	}
 	m.notify(done, total)
 	// Only now may the round, and the league, end: OnResult has been told.
 	m.closeDone(mt)
@@ -744,6 +755,8 @@ func (m *Manager) complete(ctx context.Context) *protocol.LeagueCompleted {
 	_ = m.persist(ctx, "completion", func(ctx context.Context, s Store) error { return s.SaveCompletion(ctx, m.clock()) })
 	m.mu.Lock()
 	m.state, m.final = StateCompleted, lc
+	m.events.Publish(EventLeagueCompleted, LeagueCompletedEvent{Champion: lc.Champion, FinalStandings: lc.FinalStandings,
+		Seed: m.opts.Seed})
 	close(m.finished)
 	m.mu.Unlock()
 	m.log.LogAttrs(ctx, slog.LevelInfo, "league completed", slog.String("champion", lc.Champion.PlayerID),

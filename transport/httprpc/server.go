@@ -76,6 +76,10 @@ type ServerConfig struct {
 	TrustedProxies []netip.Prefix
 	// MCP is the MCP door at /mcp, for a handler that lists its tools.
 	MCP MCPConfig
+	// Routes are more handlers of the server, by net/http pattern
+	// ("GET /metrics"): pages and streams beside the league's methods.
+	// They get the server's timeouts but not the body limits of /mcp.
+	Routes map[string]http.Handler
 }
 
 // Defaults of ServerConfig.
@@ -190,6 +194,9 @@ func newHandler(h transport.Handler, cfg ServerConfig, logger *slog.Logger) (htt
 		}
 		writeJSON(w, http.StatusOK, health)
 	})
+	for pattern, route := range cfg.Routes {
+		mux.Handle(pattern, route)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "not found: league.v2 is served at POST " + Path})
 	})
