@@ -262,6 +262,8 @@ type Manager struct {
 
 	// events are what the league's watchers are told (events.go).
 	events *Events
+	// healthBook is what the manager learns of its agents (health.go).
+	healthBook healthBook
 }
 
 // Events are the league's events, for its watchers (/events, the
@@ -770,6 +772,7 @@ func (m *Manager) verify(env *protocol.Envelope) (*agent, error) {
 	if subtle.ConstantTimeCompare(h[:], want[:]) != 1 {
 		return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token does not belong to %s", s)
 	}
+	m.seen(a)
 	return a, nil
 }
 

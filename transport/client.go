@@ -35,6 +35,9 @@ type Client struct {
 	peers sync.Map // endpoint → *peer
 
 	messages atomic.Uint64
+	// hooks are told of calls and breakers (SetHooks); nil, the common
+	// case, costs a load per call.
+	hooks atomic.Pointer[Hooks]
 }
 
 // peer is what a Client knows of one endpoint.
@@ -47,6 +50,10 @@ type peer struct {
 	batches atomic.Int32
 	// cb guards calls to agents in play; nil when breakers are off.
 	cb atomic.Pointer[gobreaker.CircuitBreaker[struct{}]]
+	// open is whether cb lets calls through (false) or not (open or
+	// half-open), set as it changes; told is the last state Hooks.Breaker
+	// was told, telling whether a call is telling it (reportBreaker).
+	open, told, telling atomic.Bool
 }
 
 // Breaker is the circuit breaker of an endpoint (spec/error-codes.md
@@ -119,7 +126,17 @@ func (c *Client) Call(ctx context.Context, endpoint, method string, params, repl
 	ctx, cancel := c.deadline(ctx, 1)
 	defer cancel()
 	c.messages.Add(1)
+	h := c.hooks.Load()
+	var start time.Time
+	if h != nil && h.Call != nil {
+		start = time.Now()
+	}
 	to := c.peer(endpoint)
+	if h != nil && h.Breaker != nil {
+		// A change not told yet (a ResetBreaker) is told before this call
+		// can change the state again.
+		to.reportBreaker(h)
+	}
 	attempts := 0
 	err := c.retrying(ctx, func() error {
 		attempts++
@@ -128,7 +145,21 @@ func (c *Client) Call(ctx context.Context, endpoint, method string, params, repl
 	if e, ok := errors.AsType[*Error](err); ok {
 		e.Attempts = attempts
 	}
+	if h != nil {
+		c.tell(h, to, method, start, err)
+	}
 	return err
+}
+
+// tell tells h of a call to to made since start, and of a change of to's
+// breaker, outside every lock.
+func (c *Client) tell(h *Hooks, to *peer, method string, start time.Time, err error) {
+	if h.Breaker != nil {
+		to.reportBreaker(h)
+	}
+	if h.Call != nil {
+		h.Call(to.endpoint, method, time.Since(start), err)
+	}
 }
 
 // retrying runs op under the Client's Retry within ctx, or once for a
@@ -223,6 +254,11 @@ func (c *Client) Batch(ctx context.Context, endpoint string, calls ...*Call) {
 	ctx, cancel := c.deadline(ctx, len(calls))
 	defer cancel()
 	c.messages.Add(uint64(len(calls)))
+	h := c.hooks.Load()
+	var start time.Time
+	if h != nil && h.Call != nil {
+		start = time.Now()
+	}
 	guard := false
 	for _, call := range calls {
 		guard = guard || guarded(call.Method)
@@ -242,15 +278,24 @@ func (c *Client) Batch(ctx context.Context, endpoint string, calls ...*Call) {
 			if call.Err == nil {
 				call.Err = forCall(err, call.Method)
 			}
+			if h != nil {
+				c.tell(h, to, call.Method, start, call.Err)
+			}
 		}
 		return
 	}
 	to.batches.Store(1)
 	for _, call := range calls {
 		if isMethodNotFound(call.Err) {
+			// Told by Call, as the call it is then.
 			call.Err = c.Call(ctx, endpoint, call.Method, call.Params, call.Reply)
-		} else if e, ok := errors.AsType[*Error](call.Err); ok {
+			continue
+		}
+		if e, ok := errors.AsType[*Error](call.Err); ok {
 			e.Attempts = 1
+		}
+		if h != nil {
+			c.tell(h, to, call.Method, start, call.Err)
 		}
 	}
 }
@@ -308,7 +353,9 @@ func forCall(err error, method string) error {
 // reset timeout.
 func (c *Client) ResetBreaker(endpoint string) {
 	if p, ok := c.peers.Load(endpoint); ok && p.(*peer).cb.Load() != nil {
-		p.(*peer).cb.Store(c.newBreaker(endpoint))
+		to := p.(*peer)
+		to.cb.Store(c.newBreaker(to))
+		to.open.Store(false) // told with the next call (Hooks.Breaker)
 	}
 }
 
@@ -319,21 +366,22 @@ func (c *Client) peer(endpoint string) *peer {
 		return p.(*peer)
 	}
 	p := &peer{endpoint: endpoint}
-	if cb := c.newBreaker(endpoint); cb != nil {
+	if cb := c.newBreaker(p); cb != nil {
 		p.cb.Store(cb)
 	}
 	got, _ := c.peers.LoadOrStore(endpoint, p)
 	return got.(*peer)
 }
 
-// newBreaker is a breaker for endpoint, or nil when breakers are off.
-func (c *Client) newBreaker(endpoint string) *gobreaker.CircuitBreaker[struct{}] {
+// newBreaker is a breaker for to, or nil when breakers are off.
+func (c *Client) newBreaker(to *peer) *gobreaker.CircuitBreaker[struct{}] {
 	if c.breaker.Threshold <= 0 {
 		return nil
 	}
 	threshold := uint32(c.breaker.Threshold)
-	return gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
-		Name:        endpoint,
+	var cb *gobreaker.CircuitBreaker[struct{}]
+	cb = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:        to.endpoint,
 		MaxRequests: 1,
 		Timeout:     c.breaker.ResetTimeout,
 		ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= threshold },
@@ -342,11 +390,18 @@ func (c *Client) newBreaker(endpoint string) *gobreaker.CircuitBreaker[struct{}]
 			return err == nil || (ok && e.Kind == KindRemote) || (ok && e.Kind == KindBadResponse)
 		},
 		IsExcluded: func(err error) bool { return errors.Is(err, context.Canceled) },
-		OnStateChange: func(name string, from, to gobreaker.State) {
-			c.logger.LogAttrs(context.Background(), slog.LevelWarn, "circuit breaker "+to.String(),
+		OnStateChange: func(name string, from, state gobreaker.State) {
+			c.logger.LogAttrs(context.Background(), slog.LevelWarn, "circuit breaker "+state.String(),
 				slog.String("endpoint", name), slog.String("from", from.String()))
+			// Under the breaker's lock: recorded only, and told by the call
+			// (reportBreaker). A breaker ResetBreaker replaced, finishing a
+			// call begun before, no longer speaks for the endpoint.
+			if to.cb.Load() == cb {
+				to.open.Store(state != gobreaker.StateClosed)
+			}
 		},
 	})
+	return cb
 }
 
 // guarded reports whether calls of method go through the endpoint's
