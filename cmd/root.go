@@ -74,12 +74,13 @@ serve-referee and serve-player.`,
 	root.PersistentPreRun = func(*cobra.Command, []string) {
 		// LEAGUECTL_BIN is scripts/local-league.sh's, which its leaguectl
 		// processes inherit.
-		for _, w := range config.UnknownEnv(os.Environ(), adminTokenEnv, refereeTokenEnv, registrationTokenEnv, "LEAGUECTL_BIN") {
+		for _, w := range config.UnknownEnv(os.Environ(), adminTokenEnv, refereeTokenEnv, registrationTokenEnv, dashboardTokenEnv, "LEAGUECTL_BIN") {
 			fmt.Fprintf(stderr, "leaguectl: warning: %s\n", w)
 		}
 	}
 	root.AddCommand(newSimulateCmd(o), newServeManagerCmd(o), newServeRefereeCmd(o), newServePlayerCmd(o),
 		newStartCmd(o), newQueryCmd(o), newPingCmd(o), newExportCmd(o), newCheckCmd(o), newMCPCmd(o))
+	root.AddCommand(newWatchCmd(o))
 	return root
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/dashboard"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/transport"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
@@ -40,13 +42,24 @@ type serverFlags struct {
 	// behindProxy turns off the MCP door's DNS-rebinding protection, for
 	// a reverse proxy on this host that forwards with the public Host.
 	behindProxy bool
+	// dashboardToken guards the read-only pages (the dashboard, /events,
+	// /metrics) of a server other machines can reach; noDashboard serves
+	// none of them.
+	dashboardToken string
+	noDashboard    bool
 }
+
+// dashboardTokenEnv names the environment variable of the dashboard
+// token, kept out of the process list as the other tokens are.
+const dashboardTokenEnv = "LEAGUECTL_DASHBOARD_TOKEN"
 
 func (f *serverFlags) add(c *cobra.Command, defaultPort int) {
 	c.Flags().StringVar(&f.host, "host", "127.0.0.1", "address to listen on; anything but loopback is your explicit choice")
 	c.Flags().IntVar(&f.port, "port", defaultPort, "port to listen on (0: a free one)")
 	c.Flags().StringVar(&f.advertise, "advertise", "", "endpoint URL to give the others (default: http://<host>:<port>/mcp; when --host is 0.0.0.0 or ::, an agent's address that reaches the manager, the manager's first non-loopback address)")
 	c.Flags().BoolVar(&f.behindProxy, "behind-proxy", false, "a reverse proxy on this host forwards requests to this server with its public Host name: let them through (turns off the DNS-rebinding protection of /mcp, which refuses an MCP client's or a web page's request to a loopback address that names another host; docs/mcp.md)")
+	c.Flags().StringVar(&f.dashboardToken, "dashboard-token", "", "token that the read-only pages (the manager's dashboard at /, /events, /metrics) require, as Authorization: Bearer T or a browser's first /?token=T (or "+dashboardTokenEnv+"); without one they are served on loopback alone, and refused on any other address")
+	c.Flags().BoolVar(&f.noDashboard, "no-dashboard", false, "serve none of the read-only pages (the dashboard at /, /events, /metrics), on any address")
 	c.Flags().StringSliceVar(&f.trustedProxies, "trusted-proxy", nil, "CIDR or address of a reverse proxy in front of this server: X-Forwarded-For is believed from it alone, and names the client every per-address limit counts; repeat or separate with commas")
 }
 
@@ -58,6 +71,9 @@ func (f *serverFlags) validate() error {
 		if err := checkURL("--advertise", f.advertise); err != nil {
 			return err
 		}
+	}
+	if f.noDashboard && f.dashboardToken != "" {
+		return usagef(errors.New("--no-dashboard serves no dashboard, and --dashboard-token guards one: give one of them"))
 	}
 	f.proxies = f.proxies[:0]
 	for _, s := range f.trustedProxies {
@@ -104,6 +120,27 @@ func (f *serverFlags) reachableBeyondLoopback(ctx context.Context) string {
 	return ""
 }
 
+// pagesGate is who may read a server's read-only pages, and whether they
+// are served at all (--no-dashboard): with a token, its holders; without
+// one, anyone on a server only its host can reach, else nobody, with a
+// message that says how to let them in. The league is not secret from
+// its host's users, but its agents' endpoints and failures are nobody
+// else's business.
+func (f *serverFlags) pagesGate(ctx context.Context) (dashboard.Gate, bool) {
+	if f.noDashboard {
+		return dashboard.Gate{}, false
+	}
+	if token := tokenFrom(f.dashboardToken, dashboardTokenEnv); token != "" {
+		return dashboard.Gate{Token: token}, true
+	}
+	why := f.reachableBeyondLoopback(ctx)
+	if why == "" {
+		return dashboard.Gate{Open: true, AnyHost: f.behindProxy}, true
+	}
+	return dashboard.Gate{Refusal: fmt.Sprintf("the dashboard, /events and /metrics are off: other machines can reach this server (%s) "+
+		"and it has no dashboard token; give it --dashboard-token T (or %s), or --no-dashboard", why, dashboardTokenEnv)}, true
+}
+
 // checkURL refuses an endpoint flag that is not an http(s) URL.
 func checkURL(flag, s string) error {
 	u, err := url.Parse(s)
@@ -137,6 +174,9 @@ type agentServer struct {
 	// trusted, when set, vouches for the requests of the agent's own
 	// league, which the rate limit does not hold back.
 	trusted func(*transport.Request) (string, bool)
+	// pages are the agent's read-only pages by net/http pattern ("GET
+	// /metrics"), served behind the gate of --dashboard-token.
+	pages map[string]http.Handler
 }
 
 // serve binds the address, builds the agent for its endpoint, prints the
@@ -176,6 +216,15 @@ func serve(ctx context.Context, stdout io.Writer, f *serverFlags, peer string, c
 		LimitLoopback:                  !cfg.Limits.ExemptLoopback,
 		TrustedProxies:                 f.proxies,
 		MCP:                            httprpc.MCPConfig{BehindProxy: f.behindProxy, Version: agentMCPVersion}}
+	if gate, on := f.pagesGate(ctx); on && len(agent.pages) > 0 {
+		srvCfg.Routes = make(map[string]http.Handler, len(agent.pages))
+		for pattern, h := range agent.pages {
+			srvCfg.Routes[pattern] = gate.Wrap(h)
+		}
+		if gate.Refusal != "" {
+			logger.LogAttrs(ctx, slog.LevelWarn, gate.Refusal)
+		}
+	}
 	agent.mux.SetRateLimit(rateLimitOf(cfg, agent.trusted))
 	l := httprpc.ServeOn(ln, agent.mux, srvCfg, logger)
 	if agent.listening != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/leaguectl/leaguectl/config"
+	"github.com/leaguectl/leaguectl/dashboard"
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/league/sqlite"
 	"github.com/leaguectl/leaguectl/player"
@@ -95,7 +97,11 @@ func newServeManagerCmd(ro *rootOptions) *cobra.Command {
 		Long: `Serve a League Manager at POST /mcp (and GET /health). Referees and players
 register with it; the league starts with 'leaguectl start', when --min-players
 have registered, or when the registration window ends. The endpoint URL is the
-first line of stdout.`,
+first line of stdout.
+
+A live dashboard is served at GET /, its events at GET /events and Prometheus
+metrics at GET /metrics: to anyone on loopback, and on any other address only
+with --dashboard-token (docs/dashboard.md).`,
 		Example: `  leaguectl serve-manager --port 8000 --min-players 4
   LEAGUECTL_ADMIN_TOKEN=s3cret leaguectl serve-manager --host 0.0.0.0 --registration-window 10m`,
 		Args: cobra.NoArgs,
@@ -180,7 +186,10 @@ first line of stdout.`,
 					"max_players", o.maxPlayers, "max_referees", o.maxReferees,
 					"admin_token_set", mo.AdminToken != "", "referee_token_set", mo.RefereeToken != "",
 					"registration_token_set", mo.RegistrationToken != "")
-				return &agentServer{mux: mgr.Handler(), trusted: mgr.Vouches, run: func(ctx context.Context) error {
+				dash := dashboard.Handler(mgr, dashboard.Options{Logger: logger})
+				pages := map[string]http.Handler{"GET /{$}": dash, "GET " + dashboard.Prefix: dash,
+					"GET /events": league.EventsHandler(mgr), "GET /metrics": managerMetrics(c.Context(), client, mgr)}
+				return &agentServer{mux: mgr.Handler(), trusted: mgr.Vouches, pages: pages, run: func(ctx context.Context) error {
 					_, err := mgr.Run(ctx)
 					return err
 				}}, nil
@@ -272,7 +281,8 @@ URL is the first line of stdout.`,
 				client := newAgentClient(hc, cfg, logger)
 				opts.ResetBreaker = client.ResetBreaker
 				ref := referee.New(opts, client, logger)
-				return &agentServer{mux: ref.Handler(), run: ref.Run, trusted: ref.Vouches}, nil
+				return &agentServer{mux: ref.Handler(), run: ref.Run, trusted: ref.Vouches,
+					pages: map[string]http.Handler{"GET /metrics": refereeMetrics(client, ref)}}, nil
 			}))
 		},
 	}
@@ -365,9 +375,11 @@ is the first line of stdout.`,
 						_ = l.Close()
 					}
 				}
-				p := player.New(opts, newAgentClient(hc, cfg, logger), logger)
+				client := newAgentClient(hc, cfg, logger)
+				p := player.New(opts, client, logger)
 				pl = p
-				return &agentServer{mux: p.Handler(), run: p.Run, listening: func(l transport.Listener) { served <- l }}, nil
+				return &agentServer{mux: p.Handler(), run: p.Run, listening: func(l transport.Listener) { served <- l },
+					pages: map[string]http.Handler{"GET /metrics": playerMetrics(client)}}, nil
 			}))
 		},
 	}

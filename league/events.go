@@ -39,7 +39,7 @@ type Event struct {
 
 // DefaultEventBuffer is how many recent events a manager keeps for the
 // watchers that come back (Last-Event-ID): a round of a 64-player league
-// is about a hundred.
+// has about seventy.
 const DefaultEventBuffer = 4096
 
 // subscriberBuffer is how many events a watcher may be behind before it
@@ -67,14 +67,18 @@ type Events struct {
 }
 
 // reserveStep is how many numbers are reserved in the store at a time:
-// one write for thousands of events.
+// one write for thousands of events. The next reservation is asked for
+// when half of them are left, not when they run out, so that its write,
+// which the publisher does not wait for, is durable long before a number
+// it covers is given.
 const reserveStep = 4096
 
 // NewEvents returns the events of league, numbered from first (1 for a
 // new league, the reserved bound of a restarted one), keeping the latest
 // buffer of them. reserve, when set, is told the new bound to keep each
-// time the numbers given pass the one kept: it is called under Events'
-// lock, and must hand the write to the store without waiting for it.
+// time the numbers given come within half a step of the one kept: it is
+// called under Events' lock, and must hand the write to the store without
+// waiting for it.
 func NewEvents(league string, first uint64, buffer int, clock func() time.Time, reserve func(upto uint64)) *Events {
 	if first == 0 {
 		first = 1
@@ -96,7 +100,7 @@ func (e *Events) Publish(typ string, data any) Event {
 	defer e.mu.Unlock()
 	ev := Event{Seq: e.next, Type: typ, At: e.clock().UTC(), LeagueID: e.league, Data: data}
 	e.next++
-	if e.next > e.reserved && e.reserve != nil {
+	if e.next+reserveStep/2 > e.reserved && e.reserve != nil {
 		e.reserved = e.next + reserveStep
 		e.reserve(e.reserved)
 	}
@@ -128,17 +132,19 @@ func (e *Events) Last() uint64 {
 
 // Subscribe is a watcher that saw every event up to after (0: none): the
 // events after it still kept, and a channel of the next ones. gap says
-// some events after it are no longer kept (or were given before a
-// restart): the watcher needs a snapshot first. The channel is closed
-// when the watcher falls too far behind, or by cancel.
+// some events after it are no longer kept, or were given before a
+// restart (a number below the first given since, or above the last: a
+// manager restarted without a store of its numbers gives them again),
+// so the watcher needs a snapshot first. The channel is closed when the
+// watcher falls too far behind, or by cancel.
 func (e *Events) Subscribe(after uint64) (missed []Event, gap bool, next <-chan Event, cancel func()) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	oldest := e.next - uint64(e.n) // Seq of the oldest event kept
 	switch {
-	case after >= e.next-1:
-		// Up to date (or from a future it cannot have seen: told from now).
-	case after+1 < oldest:
+	case after == e.next-1:
+		// Up to date.
+	case after > e.next-1 || after+1 < oldest:
 		gap = true
 	default:
 		for k := int(after + 1 - oldest); k < e.n; k++ {

@@ -1,12 +1,16 @@
 package league_test
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/league/sqlite"
+	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
 func seqs(evs []league.Event) []uint64 {
@@ -34,6 +38,9 @@ func TestEventsReplay(t *testing.T) {
 	is.Equal(seqs(missed), []uint64{4, 5, 6})
 	is.True(!gap)
 	_, gap, _, cancel = e.Subscribe(1) // 2 is no longer kept (4 are)
+	cancel()
+	is.True(gap)
+	_, gap, _, cancel = e.Subscribe(9) // a number not given: of before a restart
 	cancel()
 	is.True(gap)
 	missed, gap, next, cancel := e.Subscribe(6)
@@ -84,4 +91,69 @@ func TestEventsSlowWatcherDropped(t *testing.T) {
 	missed, gap, _, cancel2 := e.Subscribe(uint64(n))
 	cancel2()
 	is.True(gap || len(missed) > 0)
+}
+
+// TestEventsReserveAhead: the bound kept in the store is always half a
+// step and more above the numbers given, so that a reservation's write,
+// which the publisher does not wait for, has thousands of events' time to
+// become durable; and reservations are few.
+func TestEventsReserveAhead(t *testing.T) {
+	is := is.New(t)
+	var reserved []uint64
+	e := league.NewEvents("L", 1, 8, nil, func(upto uint64) { reserved = append(reserved, upto) })
+	for range 10000 {
+		ev := e.Publish(league.EventMatchFinished, nil)
+		is.True(reserved[len(reserved)-1] > ev.Seq+2048) // ahead of every number given
+	}
+	is.Equal(len(reserved), 5) // one write for about 2000 events
+}
+
+// seqStore is a SQLite store that tells of every bound of event numbers
+// it has written.
+type seqStore struct {
+	*sqlite.Store
+	saved chan uint64
+}
+
+func (s *seqStore) SaveEventSeq(ctx context.Context, upto uint64) error {
+	err := s.Store.SaveEventSeq(ctx, upto)
+	if err == nil {
+		s.saved <- upto
+	}
+	return err
+}
+
+// TestEventsReservedInStore: a manager on a store reserves its first
+// numbers before it serves, and the next ones as its events go, through
+// the store, without its publishers waiting; restarted, it numbers from
+// the bound written.
+func TestEventsReservedInStore(t *testing.T) {
+	is := is.New(t)
+	path := filepath.Join(t.TempDir(), "league.db")
+	s := &seqStore{Store: openStore(t, path), saved: make(chan uint64, 8)}
+	h := newHarness(t, transporttest.Mem(), league.Options{Store: s})
+	defer h.stop()
+	is.Equal(<-s.saved, uint64(1+4096)) // Restore's, before any number is given
+	var last league.Event
+	for range 2050 {
+		last = h.mgr.Events().Publish(league.EventMatchFinished, nil)
+	}
+	is.Equal(last.Seq, uint64(2050))
+	var upto uint64
+	select {
+	case upto = <-s.saved:
+	case <-h.ctx.Done():
+		t.Fatal("no reservation written")
+	}
+	is.Equal(upto, uint64(2050+4096)) // half a step before the bound was reached
+	h.stop()
+	is.NoErr(s.Close())
+
+	s2 := &seqStore{Store: openStore(t, path), saved: make(chan uint64, 8)}
+	h2 := newHarnessAt(t, transporttest.Mem(), "league_manager-restarted", league.Options{Store: s2})
+	defer h2.stop()
+	is.Equal(<-s2.saved, upto+4096)          // its own first reservation, from the bound
+	is.Equal(h2.mgr.Events().Last(), upto-1) // and its numbers go on from there
+	ev := h2.mgr.Events().Publish(league.EventRoundStarted, nil)
+	is.Equal(ev.Seq, upto)
 }

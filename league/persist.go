@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/leaguectl/leaguectl/protocol"
@@ -63,12 +64,20 @@ func (m *Manager) Restore(ctx context.Context) error {
 		return fmt.Errorf("read the league store: %w", err)
 	}
 	if saved == nil {
-		return m.opts.Store.CreateLeague(ctx, LeagueRecord{LeagueID: m.opts.LeagueID, Seed: m.opts.Seed,
-			Scoring: m.opts.Scoring, CreatedAt: m.clock()})
+		if err := m.opts.Store.CreateLeague(ctx, LeagueRecord{LeagueID: m.opts.LeagueID, Seed: m.opts.Seed,
+			Scoring: m.opts.Scoring, CreatedAt: m.clock()}); err != nil {
+			return err
+		}
+		return m.restoreEvents(ctx, 0)
 	}
 	if saved.League.LeagueID != m.opts.LeagueID {
 		return fmt.Errorf("the store holds league %q, not %q: give another --db or --league-id %s",
 			saved.League.LeagueID, m.opts.LeagueID, saved.League.LeagueID)
+	}
+	// Before anything below publishes an event (a start): its number must
+	// be above those given before the restart.
+	if err := m.restoreEvents(ctx, saved.EventSeq); err != nil {
+		return err
 	}
 	tokens, err := m.knownTokens(saved)
 	if err != nil {
@@ -182,6 +191,75 @@ func (m *Manager) Restore(ctx context.Context) error {
 		slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)),
 		slog.Int("matches_counted", m.counted), slog.Int("matches", m.total))
 	return nil
+}
+
+// restoreEvents numbers the league's events from bound, the bound its
+// store kept (Saved.EventSeq; 0 for none), when the store keeps one
+// (EventSeqStore). The first reservation is written here, before the
+// manager serves: a manager that crashed before its first reservation was
+// durable would otherwise give its first numbers again. Later ones are
+// asked for half a step ahead (Events) and written off the publisher's
+// path, through persist.
+func (m *Manager) restoreEvents(ctx context.Context, bound uint64) error {
+	s, ok := m.opts.Store.(EventSeqStore)
+	if !ok {
+		return nil
+	}
+	first := max(bound, 1)
+	upto := first + reserveStep
+	if err := s.SaveEventSeq(ctx, upto); err != nil {
+		return fmt.Errorf("record the league's event numbers: %w", err)
+	}
+	w := &seqWriter{write: func(upto uint64) error {
+		return m.persist(context.Background(), "event numbers", func(ctx context.Context, s Store) error {
+			return s.(EventSeqStore).SaveEventSeq(ctx, upto)
+		})
+	}, written: upto}
+	e := NewEvents(m.opts.LeagueID, first, len(m.events.ring), m.clock, w.reserve)
+	e.reserved = upto // durable already: the first Publish need not ask again
+	m.events = e
+	return nil
+}
+
+// seqWriter writes the bounds Events reserves, one write at a time and
+// the highest asked for, off the publisher's path: Events calls reserve
+// under its lock, which every publisher takes, and a write waits for the
+// disk. A failed write is logged by persist and made again with the next
+// reservation; until then a restart could give numbers again.
+type seqWriter struct {
+	write func(upto uint64) error
+
+	mu      sync.Mutex
+	want    uint64 // the highest bound asked for
+	written uint64 // the highest bound written
+	busy    bool   // a goroutine is writing
+}
+
+func (w *seqWriter) reserve(upto uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.want = max(w.want, upto)
+	if w.busy || w.want <= w.written {
+		return
+	}
+	w.busy = true
+	go w.run()
+}
+
+func (w *seqWriter) run() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.want > w.written {
+		upto := w.want
+		w.mu.Unlock()
+		err := w.write(upto)
+		w.mu.Lock()
+		if err != nil {
+			break
+		}
+		w.written = max(w.written, upto)
+	}
+	w.busy = false
 }
 
 // buildRoundsLocked sets up the matches of a schedule (buildRounds) as

@@ -58,6 +58,19 @@ type ScheduleWriter interface {
 	EndSchedule(ctx context.Context, total int) error
 }
 
+// EventSeqStore is a Store that keeps the bound of a league's event
+// numbers (Events, Saved.EventSeq): a manager restarted on it numbers its
+// events from the bound kept, above every number it gave before, so that
+// a watcher that comes back with the last it saw is never told "nothing
+// new" by numbers given again. A Store without it numbers from 1 after
+// each restart, and a watcher that comes back may miss events.
+type EventSeqStore interface {
+	// SaveEventSeq records that numbers below upto may have been given.
+	// The bound kept never goes down: a lower upto, from a write that
+	// came late, leaves it as it is.
+	SaveEventSeq(ctx context.Context, upto uint64) error
+}
+
 // ScheduleRow is one match of a schedule as it is stored: its pairing and
 // its place in its round (0-based).
 type ScheduleRow struct {
@@ -152,4 +165,8 @@ type Saved struct {
 	Rounds      [][]Pairing         // none before the league runs
 	Assignments map[string][]string // match id → referees given it
 	Results     []ResultRecord      // in the order they were counted
+	// EventSeq is the bound of the event numbers (EventSeqStore): the
+	// first that no manager on the store may have given; 0 when none was
+	// kept.
+	EventSeq uint64
 }

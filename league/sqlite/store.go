@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"runtime/debug"
 	"slices"
@@ -32,7 +33,7 @@ import (
 )
 
 // SchemaVersion is the newest schema this build reads and writes.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // busyTimeout is how long a write waits for another connection's.
 const busyTimeout = 5 * time.Second
@@ -133,6 +134,18 @@ var migrations = [...]string{
 	// gets them (league.AgentRecord.MatchTickets). 0 for every agent of
 	// version 4 and before, which none asked for.
 	`ALTER TABLE agents ADD COLUMN match_tickets INTEGER NOT NULL DEFAULT 0;`,
+	// Version 6: the bound of the league's event numbers
+	// (league.EventSeqStore), so that a manager restarted on the database
+	// numbers its events above every number it gave before. 0 for a league
+	// of version 5 and before, whose numbers no watcher kept across a
+	// restart. A table of its own, not a column of league: it exists
+	// before the league's row, and a test may take a database back to an
+	// older version number (IF NOT EXISTS, as version 4).
+	`CREATE TABLE IF NOT EXISTS event_seq (
+		id   INTEGER PRIMARY KEY CHECK (id = 1),
+		upto INTEGER NOT NULL -- a uint64 below 2^63: numbers below it may have been given
+	);
+	INSERT OR IGNORE INTO event_seq (id, upto) VALUES (1, 0);`,
 }
 
 // ErrNewerSchema is returned for a database written by a newer leaguectl.
@@ -762,6 +775,17 @@ func (s *Store) SaveCompletion(ctx context.Context, at time.Time) error {
 	return s.exec(ctx, `UPDATE league SET state = ?, completed_at = ? WHERE id = 1`, league.StateCompleted, ts(at))
 }
 
+var _ league.EventSeqStore = (*Store)(nil)
+
+// SaveEventSeq implements league.EventSeqStore: the bound never goes
+// down, whatever order the writes come in.
+func (s *Store) SaveEventSeq(ctx context.Context, upto uint64) error {
+	if upto > math.MaxInt64 {
+		return fmt.Errorf("event number bound %d: above what the store keeps", upto)
+	}
+	return s.exec(ctx, `UPDATE event_seq SET upto = max(upto, ?) WHERE id = 1`, int64(upto))
+}
+
 // Load implements league.Store.
 func (s *Store) Load(ctx context.Context) (*league.Saved, error) {
 	return read(ctx, s, s.load) // nil for an empty database (read as it is by OpenExisting)
@@ -814,6 +838,9 @@ func (s *Store) load(ctx context.Context) (*league.Saved, error) {
 	if err := loadAgents(ctx, tx, &sv, s.version); err != nil {
 		return nil, err
 	}
+	if err := loadEventSeq(ctx, tx, &sv, s.version); err != nil {
+		return nil, err
+	}
 	if sv.State == league.StateStarting {
 		// Its schedule may be part written: it is made again whole.
 		return &sv, nil
@@ -864,6 +891,24 @@ func loadAgents(ctx context.Context, tx *sql.Tx, sv *league.Saved, version int) 
 		sv.Agents = append(sv.Agents, a)
 	}
 	return rows.Err()
+}
+
+// loadEventSeq reads the bound of the event numbers: none (0) before
+// version 6, which a store that only reads does not migrate.
+func loadEventSeq(ctx context.Context, tx *sql.Tx, sv *league.Saved, version int) error {
+	if version < 6 {
+		return nil
+	}
+	var upto int64
+	err := tx.QueryRowContext(ctx, `SELECT upto FROM event_seq WHERE id = 1`).Scan(&upto)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("event number bound: %w", err)
+	}
+	sv.EventSeq = uint64(max(upto, 0))
+	return nil
 }
 
 func loadMatches(ctx context.Context, tx *sql.Tx, sv *league.Saved) error {
