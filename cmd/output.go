@@ -3,15 +3,9 @@ package cmd
 import (
 	"fmt"
 	"io"
-	"os"
-	"sync"
-	"sync/atomic"
 	"text/tabwriter"
-	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/leaguectl/leaguectl/protocol"
 )
@@ -49,56 +43,4 @@ func writeStandingsTable(w io.Writer, lc *protocol.LeagueCompleted, seed *uint64
 		return err
 	}
 	return nil
-}
-
-// progress draws a bar on stderr for a league that takes a while, and
-// nothing when stderr is not a terminal. The league only stores a count;
-// drawing happens on a ticker, off the league's path.
-type progress struct {
-	done  atomic.Int64
-	total int
-	quit  chan struct{}
-	once  sync.Once
-	wg    sync.WaitGroup
-}
-
-// progressDelay is how long a league runs before it gets a bar.
-const progressDelay = time.Second
-
-func newProgress(stderr io.Writer, total int) *progress {
-	p := &progress{total: total, quit: make(chan struct{})}
-	f, ok := stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return p
-	}
-	p.wg.Go(func() {
-		delay := time.NewTimer(progressDelay)
-		defer delay.Stop()
-		select {
-		case <-p.quit:
-			return
-		case <-delay.C:
-		}
-		bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("matches"),
-			progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			_ = bar.Set(int(p.done.Load()))
-			select {
-			case <-p.quit:
-				_ = bar.Finish()
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	return p
-}
-
-func (p *progress) set(done, _ int) { p.done.Store(int64(done)) }
-
-func (p *progress) stop() {
-	p.once.Do(func() { close(p.quit) })
-	p.wg.Wait()
 }

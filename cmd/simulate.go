@@ -273,8 +273,10 @@ func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simu
 		store = s
 	}
 	total := o.players * (o.players - 1) / 2
+	// With --output json the whole output is the result, for a program
+	// to read: no bar, even on a terminal.
 	barOut := o.stderr
-	if o.quiet {
+	if o.quiet || o.output == "json" {
 		barOut = io.Discard
 	}
 	bar := newProgress(barOut, total)

@@ -105,6 +105,9 @@ func runStart(ctx context.Context, o *startOptions, cfg config.Config) error {
 		return err
 	}
 	said := ""
+	// joined: the league was under way at the first look, before this
+	// command could start it; its progress is told from there on.
+	joined, firstLook := false, true
 	tick := time.NewTicker(registrationPoll)
 	defer tick.Stop()
 	for {
@@ -113,8 +116,10 @@ func runStart(ctx context.Context, o *startOptions, cfg config.Config) error {
 			return err
 		}
 		if st.State != league.StateRegistration {
+			joined = firstLook
 			break
 		}
+		firstLook = false
 		if st.MaxPlayers > 0 && o.minPlayers > st.MaxPlayers {
 			return usagef(fmt.Errorf("--min-players %d is more than the %d players this manager takes (its --max-players): the league could never start",
 				o.minPlayers, st.MaxPlayers))
@@ -153,28 +158,75 @@ func runStart(ctx context.Context, o *startOptions, cfg config.Config) error {
 			st.LeagueID, st.State, st.Players, st.Referees, st.TotalRounds, st.TotalMatches)
 		return err
 	}
+	// The result comes by get_league_result, which the manager answers at
+	// the league's end (or at its own stop, with E016) as it always has;
+	// the progress is followed beside it, and never fails the command.
+	var src progressSource
+	var view progressView
+	if o.output != "json" {
+		src, view = newStatusPoller(client, o.manager, token, joined), newProgressView(o.stderr)
+	}
+	return waitResult(ctx, o, cfg, client, token, src, view)
+}
+
+// waitResult waits for the end of the league and prints its result, with
+// its progress told to view by src meanwhile (neither for --output json:
+// nothing but the result).
+func waitResult(ctx context.Context, o *startOptions, cfg config.Config, client caller, token string,
+	src progressSource, view progressView) error {
+	finish := func(over bool) {}
+	if src != nil {
+		fctx, stop := context.WithCancel(ctx)
+		ended, followed := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(followed)
+			src.follow(fctx, view, ended)
+		}()
+		finish = func(over bool) {
+			// Over, the source tells the last rounds before the standings
+			// are printed; otherwise it just stops.
+			if over {
+				close(ended)
+			} else {
+				stop()
+			}
+			<-followed
+			stop()
+			view.close()
+		}
+	}
+	res, err := leagueResult(ctx, o.manager, cfg, client, token)
+	finish(err == nil)
+	if err != nil {
+		return err
+	}
+	out := &simulateResult{LeagueCompleted: *res.Completed}
+	if res.Seed != nil {
+		out.Seed = *res.Seed
+	}
+	if o.output == "json" {
+		return writeJSON(o.stdout, out)
+	}
+	return writeStandingsTable(o.stdout, res.Completed, res.Seed)
+}
+
+// leagueResult waits for the manager's league to complete, one
+// get_league_result call of resultWait at a time.
+func leagueResult(ctx context.Context, manager string, cfg config.Config, client caller, token string) (*league.Result, error) {
 	for {
 		var res league.Result
 		wait := adminParams(token, map[string]any{"wait_seconds": int(resultWait / time.Second)})
 		cctx, cancel := context.WithTimeout(ctx, resultWait+cfg.Timeouts.Generic)
-		err := client.Call(cctx, o.manager, league.MethodGetLeagueResult, wait, &res)
+		err := client.Call(cctx, manager, league.MethodGetLeagueResult, wait, &res)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return nil, ctx.Err()
 			}
-			return err
+			return nil, err
 		}
-		if res.Completed == nil {
-			continue
+		if res.Completed != nil {
+			return &res, nil
 		}
-		out := &simulateResult{LeagueCompleted: *res.Completed}
-		if res.Seed != nil {
-			out.Seed = *res.Seed
-		}
-		if o.output == "json" {
-			return writeJSON(o.stdout, out)
-		}
-		return writeStandingsTable(o.stdout, res.Completed, res.Seed)
 	}
 }
