@@ -5,13 +5,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/leaguectl/leaguectl/transport/httprpc"
 )
 
 // CookieName is the cookie a browser is given once it has shown the token
@@ -46,7 +45,7 @@ func (g Gate) Wrap(h http.Handler) http.Handler {
 		switch {
 		case g.Token != "":
 		case g.Open:
-			if !g.AnyHost && !loopbackHost(r.Host) {
+			if !g.AnyHost && !httprpc.LoopbackHost(r.Host) {
 				deny(w, http.StatusForbidden, "this server serves its dashboard, /events and /metrics only by a loopback name such as 127.0.0.1 or localhost, not "+r.Host)
 				return
 			}
@@ -119,19 +118,4 @@ func deny(w http.ResponseWriter, code int, msg string) {
 	}
 	w.WriteHeader(code)
 	_, _ = w.Write(append(b, '\n'))
-}
-
-// loopbackHost reports whether a Host header names a loopback host:
-// localhost or a loopback IP, with or without a port.
-func loopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
 }

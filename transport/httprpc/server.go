@@ -241,15 +241,16 @@ func (rh *rpcHandler) fromBrowser(r *http.Request) error {
 		return nil
 	}
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || !loopbackAddr(local.String()) || loopbackAddr(r.Host) {
+	if !ok || !LoopbackHost(local.String()) || LoopbackHost(r.Host) {
 		return nil
 	}
 	return fmt.Errorf("a web page may call this agent at a loopback address only by a loopback name, not %q", r.Host)
 }
 
-// loopbackAddr reports whether hostport names a loopback host:
-// localhost or a loopback IP, with or without a port.
-func loopbackAddr(hostport string) bool {
+// LoopbackHost reports whether hostport (a Host header, an address)
+// names a loopback host: localhost or a loopback IP, with or without a
+// port.
+func LoopbackHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
