@@ -205,7 +205,7 @@ func TestRegistrationTokenFlags(t *testing.T) {
 	serveCmd(t, nil, "serve-player", "--port", "0", "--manager", mgr, "--id", "P04", "--registration-token", "reg-s3cret")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get(strings.TrimSuffix(mgr, "/mcp") + "/health")
+		resp, err := (&http.Client{}).Get(strings.TrimSuffix(mgr, "/mcp") + "/health")
 		is.NoErr(err)
 		var h struct {
 			Players int `json:"players"`

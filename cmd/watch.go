@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
 
 	"github.com/cenkalti/backoff/v5"
 	"github.com/go-json-experiment/json"
@@ -303,7 +304,7 @@ func (w *watcher) print(id, data string) (done bool, err error) {
 		return false, nil // had already: a manager never sends it again, but a proxy might
 	}
 	w.last, w.haveLast = ev.Seq, true
-	line := string(raw)
+	line := jsonTermSafe(raw)
 	if !w.json {
 		line = formatEvent(ev)
 	}
@@ -480,3 +481,25 @@ func termText(s string) string {
 
 // termQuoted is an agent's name for a terminal, quoted.
 func termQuoted(s string) string { return strconv.Quote(protocol.ClipTo(s, 64)) }
+
+// jsonTermSafe is the JSON text raw with every character that could drive
+// a terminal or reorder what it shows (C0 and C1 controls, Unicode format
+// characters such as the bidi overrides) written as a \u escape: the same
+// JSON, safe to print. Such characters can only be inside strings, where
+// an escape means the same.
+func jsonTermSafe(raw []byte) string {
+	var b strings.Builder
+	b.Grow(len(raw))
+	for _, r := range string(raw) {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029 || unicode.Is(unicode.Cf, r) {
+			if r1, r2 := utf16.EncodeRune(r); r1 != unicode.ReplacementChar {
+				fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2) // beyond the BMP: a surrogate pair
+			} else {
+				fmt.Fprintf(&b, "\\u%04x", r)
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

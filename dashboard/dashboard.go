@@ -313,8 +313,9 @@ func (d *dash) serveHistory(w http.ResponseWriter, r *http.Request) {
 // kept: a subscription taken and dropped at once, which costs a copy of
 // the buffer and blocks no publisher.
 func history(ev *league.Events) historyView {
-	missed, _, _, cancel := ev.Subscribe(0)
-	cancel()
+	// The events still kept, even once the first are not: a gap is no
+	// reason to draw nothing.
+	missed := ev.Kept()
 	h := historyView{Players: []string{}, Rounds: []int{}, Points: [][]int{}}
 	col := map[string]int{}
 	for _, e := range missed {

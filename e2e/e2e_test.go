@@ -395,7 +395,7 @@ func TestFaultyProcesses(t *testing.T) {
 // status reads the manager's /health.
 func status(t *testing.T, endpoint string) map[string]any {
 	t.Helper()
-	resp, err := http.Get(strings.TrimSuffix(endpoint, "/mcp") + "/health")
+	resp, err := (&http.Client{}).Get(strings.TrimSuffix(endpoint, "/mcp") + "/health")
 	if err != nil {
 		return nil
 	}
@@ -791,7 +791,7 @@ func TestRegistrationLimitAcrossProcesses(t *testing.T) {
 			`"message_type":"LEAGUE_REGISTER_REQUEST","sender":"player:pending","timestamp":"2026-11-21T12:00:00Z",` +
 			`"conversation_id":"c","player_meta":{"display_name":"Fake","version":"1","game_types":["even_odd"],` +
 			fmt.Sprintf(`"contact_endpoint":"http://198.51.100.1:%d/mcp"}}}`, 9000+i)
-		resp, err := http.Post(mgr.endpoint, "application/json", strings.NewReader(body))
+		resp, err := (&http.Client{}).Post(mgr.endpoint, "application/json", strings.NewReader(body))
 		is.NoErr(err)
 		b, err := io.ReadAll(resp.Body)
 		resp.Body.Close()

@@ -37,7 +37,7 @@ func TestEventsAcrossProcesses(t *testing.T) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(mgr.endpoint, "/mcp")+"/events", nil)
 	is.NoErr(err)
-	resp, err := http.DefaultClient.Do(req) // as curl -N does: no Last-Event-ID
+	resp, err := (&http.Client{}).Do(req) // as curl -N does: no Last-Event-ID
 	is.NoErr(err)
 	defer resp.Body.Close()
 	is.Equal(resp.StatusCode, http.StatusOK)

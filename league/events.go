@@ -237,3 +237,15 @@ type (
 		Seed           uint64                 `json:"seed"`
 	}
 )
+
+// Kept is a copy of the events the hub still keeps, oldest first: what a
+// page that draws the league's history from its events starts from.
+func (e *Events) Kept() []Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Event, e.n)
+	for k := range e.n {
+		out[k] = e.ring[(e.start+k)%len(e.ring)]
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package league
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"golang.org/x/time/rate"
 )
 
 // Limits of EventsHandler.
@@ -53,6 +55,11 @@ type eventsHandler struct {
 	heartbeat time.Duration
 	// slots holds a token for each stream being served.
 	slots chan struct{}
+	// snapshots is the snapshot the streams starting now share.
+	snapshots sharedSnapshot
+	// starts limits how often one address starts a stream (startsOf).
+	startsMu sync.Mutex
+	starts   map[string]*rate.Limiter
 
 	// mu guards shutdown: a channel for each server the handler serves
 	// on, closed when that server shuts down (RegisterOnShutdown), since
@@ -120,6 +127,13 @@ func (h *eventsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	if !h.startsOf(r.RemoteAddr).AllowN(h.m.clock(), 1) {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, fmt.Sprintf("too many event streams started from this address (at most %g a second): "+
+			"a watcher comes back with Last-Event-ID, and misses nothing by waiting", float64(streamStartRate)),
+			http.StatusTooManyRequests)
+		return
+	}
 	select {
 	case h.slots <- struct{}{}:
 		defer func() { <-h.slots }()
@@ -145,21 +159,39 @@ func (h *eventsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// in bursts, long after they happened.
 	hdr.Set("X-Accel-Buffering", "no")
 
-	// Subscribed before the snapshot is taken, so that no event falls
-	// between the two: those the snapshot includes are skipped (send).
-	if !resume {
-		after = h.m.events.Last() // from now
-	}
-	missed, gap, next, cancel := h.m.events.Subscribe(after)
-	defer cancel()
 	s := &eventStream{w: w, rc: rc}
 	if !s.write(fmt.Appendf(nil, "retry: %d\n\n", eventsRetry)) {
 		return
 	}
-	if !resume || gap {
-		snap, seq := h.m.Snapshot()
-		if !s.send(Event{Seq: seq, Type: EventSnapshot, At: h.m.clock().UTC(), LeagueID: h.m.opts.LeagueID, Data: snap}) {
-			return
+	var missed []Event
+	gap := true
+	next, cancel := (<-chan Event)(nil), func() {}
+	defer func() { cancel() }()
+	if resume {
+		missed, gap, next, cancel = h.m.events.Subscribe(after)
+	}
+	if gap {
+		cancel()
+		// The snapshot shared by the streams that start within
+		// snapshotReuse of each other, then the events after the one it
+		// includes, which the hub still keeps.
+		frame, seq := h.snapshots.get(h.m)
+		missed, gap, next, cancel = h.m.events.Subscribe(seq)
+		if !gap {
+			s.last = seq
+			if !s.write(frame) {
+				return
+			}
+		} else {
+			// Too many events since the shared one: a snapshot of its
+			// own, subscribed first so that no event falls between the
+			// two (those it includes are skipped: send).
+			cancel()
+			missed, _, next, cancel = h.m.events.Subscribe(h.m.events.Last())
+			snap, seq := h.m.Snapshot()
+			if !s.send(Event{Seq: seq, Type: EventSnapshot, At: h.m.clock().UTC(), LeagueID: h.m.opts.LeagueID, Data: snap}) {
+				return
+			}
 		}
 	}
 	for _, ev := range missed {
@@ -192,6 +224,81 @@ func (h *eventsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// streamStartRate and streamStartBurst bound how often one address
+// starts an event stream: a watcher starts one, and another only when
+// its connection drops, but one that reconnects in a loop would cost the
+// manager a subscription and a snapshot each time. A few hundred
+// reconnections a second from one address slowed a 100-player league
+// sevenfold; these allow a few tabs and watchers reconnecting at once.
+const (
+	streamStartRate  = rate.Limit(5)
+	streamStartBurst = 20
+)
+
+// maxStartAddresses bounds the addresses whose stream starts are
+// remembered: past it they are all forgotten, which only lets more start.
+const maxStartAddresses = 4096
+
+// startsOf is the limiter of the streams the address of remote (an
+// http.Request's RemoteAddr) starts.
+func (h *eventsHandler) startsOf(remote string) *rate.Limiter {
+	addr := remote
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		addr = host
+	}
+	h.startsMu.Lock()
+	defer h.startsMu.Unlock()
+	l := h.starts[addr]
+	if l == nil {
+		if h.starts == nil || len(h.starts) >= maxStartAddresses {
+			h.starts = map[string]*rate.Limiter{}
+		}
+		l = rate.NewLimiter(streamStartRate, streamStartBurst)
+		h.starts[addr] = l
+	}
+	return l
+}
+
+// snapshotReuse is how long a snapshot is shared by the streams that
+// start after it, while the league goes on: watchers that reconnect in a
+// loop then cost the manager one snapshot (its lock, its ranking, its
+// encoding: 5 ms and 250 KB at 1000 players) a quarter of a second, not
+// one each, which slowed a 100-player league elevenfold with 16 of them.
+// A snapshot whose last event is still the league's last is shared for
+// as long as it is.
+const snapshotReuse = 250 * time.Millisecond
+
+// sharedSnapshot is the encoded snapshot event the streams starting now
+// are sent.
+type sharedSnapshot struct {
+	mu    sync.Mutex
+	at    time.Time
+	seq   uint64
+	frame []byte
+}
+
+// get is the shared snapshot, made again when events have come since and
+// it is older than snapshotReuse, or the league is over (a watcher then
+// gets its completed state at once). The streams that start while
+// one is made wait for it rather than make their own.
+func (c *sharedSnapshot) get(m *Manager) (frame []byte, seq uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	over := false
+	select {
+	case <-m.finished:
+		over = true
+	default:
+	}
+	if c.frame != nil && (c.seq == m.events.Last() || (!over && time.Since(c.at) < snapshotReuse)) {
+		return c.frame, c.seq
+	}
+	snap, seq := m.Snapshot()
+	ev := Event{Seq: seq, Type: EventSnapshot, At: m.clock().UTC(), LeagueID: m.opts.LeagueID, Data: snap}
+	c.frame, c.seq, c.at = encodeEvent(ev), seq, time.Now()
+	return c.frame, c.seq
+}
+
 // eventStream writes one client's events.
 type eventStream struct {
 	w  http.ResponseWriter
@@ -207,6 +314,12 @@ func (s *eventStream) send(ev Event) bool {
 	if ev.Type != EventSnapshot && ev.Seq <= s.last {
 		return true
 	}
+	s.last = max(s.last, ev.Seq)
+	return s.write(encodeEvent(ev))
+}
+
+// encodeEvent is ev as a Server-Sent Event.
+func encodeEvent(ev Event) []byte {
 	data, err := json.Marshal(ev)
 	if err != nil {
 		// An event whose data does not encode is a bug; the client is told
@@ -214,9 +327,7 @@ func (s *eventStream) send(ev Event) bool {
 		data, _ = json.Marshal(Event{Seq: ev.Seq, Type: ev.Type, At: ev.At, LeagueID: ev.LeagueID})
 	}
 	buf := fmt.Appendf(nil, "id: %d\nevent: %s\ndata: ", ev.Seq, ev.Type)
-	buf = append(append(buf, data...), '\n', '\n')
-	s.last = max(s.last, ev.Seq)
-	return s.write(buf)
+	return append(append(buf, data...), '\n', '\n')
 }
 
 // write writes b and flushes it to the client. The server's WriteTimeout

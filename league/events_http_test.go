@@ -62,7 +62,7 @@ func openEvents(t *testing.T, ctx context.Context, url, lastID string) *eventsCl
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,12 +454,42 @@ func TestEventsStreamsBounded(t *testing.T) {
 	}
 	req, err := http.NewRequestWithContext(h.ctx, http.MethodGet, srv.URL, nil)
 	is.NoErr(err)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{}).Do(req)
 	is.NoErr(err)
 	defer resp.Body.Close()
 	is.Equal(resp.StatusCode, http.StatusServiceUnavailable) // the third waits
 	is.Equal(resp.Header.Get("Retry-After"), "5")
 	is.True(league.MaxEventStreams >= 256) // the default bound
+}
+
+// TestEventsStartsLimited: one address starts at most a burst of 20
+// streams, then 5 a second: a watcher that reconnects in a loop is
+// answered 429 before it costs the manager a subscription or a
+// snapshot. The manager's clock stands still here: the 40 come at once.
+func TestEventsStartsLimited(t *testing.T) {
+	is := is.New(t)
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	h := newHarness(t, transporttest.Mem(), league.Options{Clock: func() time.Time { return now }})
+	defer h.stop()
+	srv := serveEvents(t, league.EventsHandler(h.mgr))
+	c := &http.Client{}
+	refused := 0
+	for range 40 {
+		ctx, cancel := context.WithCancel(h.ctx)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		is.NoErr(err)
+		resp, err := c.Do(req)
+		is.NoErr(err)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			refused++
+			is.Equal(resp.Header.Get("Retry-After"), "1")
+		} else {
+			is.Equal(resp.StatusCode, http.StatusOK)
+		}
+		resp.Body.Close()
+		cancel() // it reconnects at once
+	}
+	is.Equal(refused, 40-20) // the burst, and no more while no time passes
 }
 
 // TestEventsBadRequests: only GET, and an id that is a number.
@@ -482,7 +512,7 @@ func TestEventsBadRequests(t *testing.T) {
 			if tc.lastID != "" {
 				req.Header.Set("Last-Event-ID", tc.lastID)
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := (&http.Client{}).Do(req)
 			is.NoErr(err)
 			resp.Body.Close()
 			is.Equal(resp.StatusCode, tc.code)

@@ -201,7 +201,7 @@ func (a *mcpAgent) endSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Mcp-Session-Id", sid)
-	resp, err := http.DefaultTransport.RoundTrip(req)
+	resp, err := (&http.Transport{DisableKeepAlives: true}).RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
 	}
