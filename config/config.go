@@ -28,6 +28,7 @@ type Config struct {
 	Retry    Retry    `mapstructure:"retry"`
 	Breaker  Breaker  `mapstructure:"breaker"`
 	Scoring  Scoring  `mapstructure:"scoring"`
+	League   League   `mapstructure:"league"`
 	Limits   Limits   `mapstructure:"limits"`
 }
 
@@ -99,6 +100,26 @@ type Scoring struct {
 	Loss int `mapstructure:"loss"`
 }
 
+// League says how a league pairs its players (league.Format; docs/formats.md).
+type League struct {
+	// Format is one of Formats.
+	Format string `mapstructure:"format"`
+	// Games is the matches each pairing plays, each in a round of its own.
+	Games int `mapstructure:"games"`
+	// GauntletSeeds is how many players, the first in id order, play
+	// everyone else in a gauntlet.
+	GauntletSeeds int `mapstructure:"gauntlet_seeds"`
+	// Rounds is the rounds of a swiss league; 0 is one fewer than the
+	// players, the most in which no pair meets twice.
+	Rounds int `mapstructure:"rounds"`
+}
+
+// Formats are the values of league.format, the default first.
+func Formats() []string { return []string{"roundrobin", "double", "gauntlet", "swiss"} }
+
+// MaxGames bounds league.games: more is a typo, not a league.
+const MaxGames = 100
+
 // Default returns the League Protocol v2 defaults.
 func Default() Config {
 	return Config{
@@ -128,6 +149,7 @@ func Default() Config {
 		Limits: Limits{Rate: 1000, Burst: 1000, RegistrationRate: 5, RegistrationBurst: 50,
 			BodyBytes: 64 << 20, BodyBytesPerAddress: 4 << 20, ExemptLoopback: true},
 		Scoring: Scoring{Win: 3, Draw: 1, Loss: 0},
+		League:  League{Format: "roundrobin", Games: 1, GauntletSeeds: 1},
 	}
 }
 
@@ -611,6 +633,28 @@ func (c Config) Validate() error {
 	}
 	if s.Draw < s.Loss {
 		p = append(p, fmt.Sprintf("scoring.draw must be at least scoring.loss (%d), got %d", s.Loss, s.Draw))
+	}
+
+	// What depends on the number of players (seeds below it, rounds at
+	// most one fewer) is checked when the league starts.
+	l := c.League
+	if !slices.Contains(Formats(), l.Format) {
+		p = append(p, fmt.Sprintf("league.format (--format) must be one of %s, got %q", strings.Join(Formats(), ", "), l.Format))
+	}
+	if l.Games < 1 || l.Games > MaxGames {
+		p = append(p, fmt.Sprintf("league.games (--games) must be from 1 to %d matches per pairing, got %d", MaxGames, l.Games))
+	}
+	if l.GauntletSeeds < 1 {
+		p = append(p, fmt.Sprintf("league.gauntlet_seeds (--gauntlet-seeds) must be at least 1, got %d", l.GauntletSeeds))
+	}
+	if l.Rounds < 0 {
+		p = append(p, fmt.Sprintf("league.rounds (--rounds) must be 0 (one fewer than the players) or more, got %d", l.Rounds))
+	}
+	if l.Format != "swiss" && l.Rounds != 0 {
+		p = append(p, fmt.Sprintf("league.rounds (--rounds) is for --format swiss, not %s: the other formats' rounds follow from the players", l.Format))
+	}
+	if l.Format != "gauntlet" && l.GauntletSeeds != 1 {
+		p = append(p, fmt.Sprintf("league.gauntlet_seeds (--gauntlet-seeds) is for --format gauntlet, not %s", l.Format))
 	}
 
 	if len(p) > 0 {

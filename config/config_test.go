@@ -66,6 +66,10 @@ func TestKeys(t *testing.T) {
 	is.Equal(Keys(), []string{
 		"breaker.failure_threshold",
 		"breaker.reset_timeout",
+		"league.format",
+		"league.games",
+		"league.gauntlet_seeds",
+		"league.rounds",
 		"league_id",
 		"limits.body_bytes",
 		"limits.body_bytes_per_address",
@@ -272,6 +276,9 @@ func TestLoadEnvEveryKey(t *testing.T) {
 		"LEAGUECTL_LIMITS_BODY_BYTES":             "2097152",
 		"LEAGUECTL_LIMITS_BODY_BYTES_PER_ADDRESS": "1048576",
 		"LEAGUECTL_LIMITS_EXEMPT_LOOPBACK":        "false",
+		"LEAGUECTL_LEAGUE_FORMAT":                 "swiss",
+		"LEAGUECTL_LEAGUE_GAMES":                  "2",
+		"LEAGUECTL_LEAGUE_ROUNDS":                 "5",
 	}
 	cfg, err := Load(LoadOptions{Env: envMap(env)})
 	is.NoErr(err)
@@ -282,6 +289,7 @@ func TestLoadEnvEveryKey(t *testing.T) {
 		Retry:   Retry{MaxRetries: 5, InitialDelay: time.Second, Multiplier: 1.25, MaxDelay: 20 * time.Second},
 		Breaker: Breaker{FailureThreshold: 2, ResetTimeout: 2 * time.Minute},
 		Scoring: Scoring{Win: 5, Draw: 2, Loss: -1},
+		League:  League{Format: "swiss", Games: 2, GauntletSeeds: 1, Rounds: 5},
 		Limits: Limits{Rate: 2.5, Burst: 7, RegistrationRate: 0.5, RegistrationBurst: 3, Connections: 300,
 			BodyBytes: 2 << 20, BodyBytesPerAddress: 1 << 20, ExemptLoopback: false},
 	}) // every key can be set from the environment
@@ -600,4 +608,26 @@ func TestStartGrace(t *testing.T) {
 	c.Timeouts.StartGrace = -time.Second
 	err = c.Validate()
 	is.True(err != nil && strings.Contains(err.Error(), "timeouts.start_grace must not be negative, got -1s"))
+}
+
+// TestLeagueFormatProblems: each wrong league.* setting is named, with
+// its flag, and the format it does not belong to.
+func TestLeagueFormatProblems(t *testing.T) {
+	for _, tt := range []struct {
+		league League
+		want   string
+	}{
+		{League{Format: "knockout", Games: 1, GauntletSeeds: 1}, `config: league.format (--format) must be one of roundrobin, double, gauntlet, swiss, got "knockout"`},
+		{League{Format: "double", Games: 0, GauntletSeeds: 1}, "config: league.games (--games) must be from 1 to 100 matches per pairing, got 0"},
+		{League{Format: "gauntlet", Games: 1, GauntletSeeds: 0}, "config: league.gauntlet_seeds (--gauntlet-seeds) must be at least 1, got 0"},
+		{League{Format: "roundrobin", Games: 1, GauntletSeeds: 1, Rounds: 3}, "config: league.rounds (--rounds) is for --format swiss, not roundrobin: the other formats' rounds follow from the players"},
+		{League{Format: "swiss", Games: 1, GauntletSeeds: 2}, "config: league.gauntlet_seeds (--gauntlet-seeds) is for --format gauntlet, not swiss"},
+	} {
+		is := is.New(t)
+		c := Default()
+		c.League = tt.league
+		err := c.Validate()
+		is.True(err != nil)
+		is.Equal(err.Error(), tt.want)
+	}
 }

@@ -40,6 +40,11 @@ type Options struct {
 	// Seed is the league seed: every match's drawn number derives from it.
 	Seed    uint64
 	Scoring Scoring
+	// Format is how the league pairs its players (the zero Format: a
+	// single round robin). A manager restarted on its store must be given
+	// the format the league began with: the store keeps the pairings, not
+	// the rule that made them.
+	Format Format
 	// Endpoint is the manager's own endpoint, told to referees.
 	Endpoint string
 	// CallTimeout bounds every call the manager makes.
@@ -224,9 +229,12 @@ type Manager struct {
 	players   []*agent
 	referees  []*agent
 	rounds    [][]*match
-	byID      map[string]*match // every match of rounds
-	table     *table
-	round     int // the round being played, 1-based; 0 before the start
+	// plannedRounds is how many rounds the league plays: len(rounds) but
+	// in a swiss league, whose rounds are paired as it goes.
+	plannedRounds int
+	byID          map[string]*match // every match of rounds
+	table         *table
+	round         int // the round being played, 1-based; 0 before the start
 	// closedRound is the last round whose end was announced: a manager
 	// restored from its store resumes after it.
 	closedRound int
@@ -262,6 +270,9 @@ type Manager struct {
 
 	// events are what the league's watchers are told (events.go).
 	events *Events
+	// ratedCache keeps the standings with ratings between results
+	// (crosstable.go).
+	ratedCache ratedCache
 	// healthBook is what the manager learns of its agents (health.go).
 	healthBook healthBook
 }
@@ -815,6 +826,9 @@ func (m *Manager) startLocked(ctx context.Context) error {
 		now = m.clock()
 	}
 	sort.Strings(ids)
+	if err := m.opts.Format.Validate(len(ids)); err != nil {
+		return &protocol.Error{Code: protocol.ErrInvalidGameState, Detail: err.Error()}
+	}
 	m.state = StateStarting
 	built, err := m.makeSchedule(ctx, ids, now)
 	if err != nil {
@@ -822,13 +836,15 @@ func (m *Manager) startLocked(ctx context.Context) error {
 		return err
 	}
 	m.rounds, m.byID, m.total = built.rounds, built.byID, built.total
+	m.planLocked()
 	m.state, m.startedAt = StateRunning, now
 	close(m.started)
 	m.events.Publish(EventLeagueStarted, LeagueStartedEvent{Players: len(m.players), Referees: len(m.referees),
-		Rounds: len(m.rounds), Matches: m.total})
+		Rounds: m.plannedRounds, Matches: m.total})
 	m.log.LogAttrs(context.Background(), slog.LevelInfo, "league started", slog.String("league_id", m.opts.LeagueID),
 		slog.Int("players", len(m.players)), slog.Int("referees", len(m.referees)),
-		slog.Int("rounds", len(m.rounds)), slog.Int("matches", m.total), slog.Uint64("seed", m.opts.Seed))
+		slog.Int("rounds", m.plannedRounds), slog.Int("matches", m.total), slog.String("format", m.opts.Format.String()),
+		slog.Uint64("seed", m.opts.Seed))
 	return nil
 }
 
@@ -838,7 +854,10 @@ func (m *Manager) maybeStartLocked(ctx context.Context, windowOver bool) {
 	refs := max(m.opts.MinReferees, 1)
 	if (m.opts.MinPlayers > 0 && len(m.players) >= m.opts.MinPlayers && len(m.referees) >= refs) ||
 		(windowOver && len(m.players) >= 2 && len(m.referees) >= 1) {
-		_ = m.startLocked(ctx)
+		if err := m.startLocked(ctx); err != nil {
+			// No one asked for this start to be told why it failed.
+			m.log.LogAttrs(ctx, slog.LevelError, "the league cannot start", slog.String("error", err.Error()))
+		}
 	}
 }
 
@@ -901,7 +920,7 @@ func (m *Manager) Status() Status {
 	defer m.mu.Unlock()
 	return Status{
 		LeagueID: m.opts.LeagueID, State: m.state, CurrentRound: m.round,
-		TotalRounds: len(m.rounds), TotalMatches: m.total, MatchesPlayed: m.counted,
+		TotalRounds: m.plannedRounds, TotalMatches: m.total, MatchesPlayed: m.counted,
 		Players: len(m.players), Referees: len(m.referees), MaxPlayers: m.opts.MaxPlayers,
 	}
 }

@@ -146,6 +146,9 @@ func (m *Manager) Restore(ctx context.Context) error {
 	if err := m.buildRoundsLocked(saved.Rounds); err != nil {
 		return err
 	}
+	if err := m.checkPlanLocked(); err != nil {
+		return err
+	}
 	for id, refs := range saved.Assignments {
 		if mt := m.matchByID(id); mt != nil {
 			for _, ref := range refs {
@@ -312,7 +315,10 @@ func buildRounds(rounds [][]Pairing) (*builtRounds, error) {
 func (m *Manager) makeSchedule(ctx context.Context, ids []string, now time.Time) (*builtRounds, error) {
 	m.mu.Unlock()
 	defer m.mu.Lock()
-	schedule := Schedule(ids)
+	schedule, err := m.firstRounds(ids)
+	if err != nil {
+		return nil, err
+	}
 	built, err := buildRounds(schedule)
 	if err != nil {
 		return nil, err

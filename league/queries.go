@@ -203,13 +203,29 @@ func (m *Manager) Answer(ctx context.Context, q *protocol.LeagueQuery, id string
 	if player == "" && role == protocol.RolePlayer {
 		player = id
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	// The ratings are computed outside the lock (see ratingInput).
 	switch q.QueryType {
 	case protocol.QueryStandings:
 		// round_id is the round under way (its results so far counted);
 		// rounds_completed the last whose end was announced.
-		resp.Data = map[string]any{"round_id": m.round, "rounds_completed": m.closedRound, "standings": m.table.ranked()}
+		in, rated := m.rated()
+		resp.Data = map[string]any{"round_id": in.round, "rounds_completed": in.closed, "standings": rated}
+		return resp, nil
+	case QueryCrosstable:
+		d, qerr := m.crosstableAnswer(params.PlayerID) // a player asking means the whole table
+		if qerr != nil {
+			return fail(qerr.ErrorCode, "%s", qerr.Message), nil
+		}
+		resp.Data = d
+		return resp, nil
+	}
+	var rated []Standing
+	if q.QueryType == protocol.QueryPlayerStats {
+		rated, _ = m.Report()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch q.QueryType {
 	case protocol.QueryNextMatch, protocol.QueryPlayerStats:
 		if player == "" {
 			return fail(protocol.ErrInvalidMessageFormat, "query_params.player_id is required"), nil
@@ -222,8 +238,8 @@ func (m *Manager) Answer(ctx context.Context, q *protocol.LeagueQuery, id string
 			resp.Data = map[string]any{"next_match": m.nextMatchLocked(player), "state": m.state}
 			break
 		}
-		var row *protocol.StandingRow
-		for _, r := range m.table.ranked() {
+		var row *Standing
+		for _, r := range rated {
 			if r.PlayerID == player {
 				row = &r
 				break
@@ -260,7 +276,7 @@ func (m *Manager) noPlayerLocked(player string) *QueryError {
 // held every report and request of the league for 50–100 ms a query.
 func (m *Manager) schedule(round int, player string) (*ScheduleData, *QueryError) {
 	m.mu.Lock()
-	total := len(m.rounds) // it does not change once the league runs
+	total := len(m.rounds) // it only grows once the league runs (a swiss league's, round by round)
 	var qerr *QueryError
 	if player != "" {
 		qerr = m.noPlayerLocked(player)
@@ -364,6 +380,11 @@ type Result struct {
 	State     string                    `json:"state"`
 	Completed *protocol.LeagueCompleted `json:"league_completed,omitzero"`
 	Seed      *uint64                   `json:"seed,omitzero"`
+	// Standings are the final standings with ratings, and Crosstable the
+	// league's (absent above MaxCrosstablePlayers), once it is complete:
+	// leaguectl's own output, beside the spec's message.
+	Standings  []Standing `json:"standings,omitzero"`
+	Crosstable Crosstable `json:"crosstable,omitzero"`
 }
 
 func (m *Manager) onGetLeagueResult(ctx context.Context, r *transport.Request) (any, error) {
@@ -389,6 +410,9 @@ func (m *Manager) onGetLeagueResult(ctx context.Context, r *transport.Request) (
 		}
 	}
 	res := Result{State: m.Status().State, Completed: m.Result()}
+	if res.Completed != nil {
+		res.Standings, res.Crosstable = m.Report()
+	}
 	if res.Completed != nil && m.checkAdmin(r) == nil {
 		seed := m.opts.Seed
 		res.Seed = &seed

@@ -49,7 +49,7 @@ func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
 		}
 	}
 	m.mu.Lock()
-	rounds, closed, final := len(m.rounds), m.closedRound, m.final
+	rounds, closed, final := m.plannedRounds, m.closedRound, m.final
 	m.mu.Unlock()
 	if final != nil {
 		return final, nil // restored from a store that holds a finished league
@@ -63,6 +63,9 @@ func (m *Manager) Run(ctx context.Context) (*protocol.LeagueCompleted, error) {
 		m.awaitPlayers(ctx)
 	}
 	if closed < rounds {
+		if err := m.pairNext(ctx, closed+1); err != nil {
+			return nil, err
+		}
 		told = m.tell(ctx, m.inMatchOrder(closed+1), []step{m.announcement(closed + 1)})
 	}
 	for r := closed + 1; r <= rounds; r++ {
@@ -186,6 +189,10 @@ func (m *Manager) playRound(ctx context.Context, r int, told *telling) (*telling
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Every result of round r is counted: a swiss league pairs the next.
+	if err := m.pairNext(ctx, r+1); err != nil {
+		return nil, err
+	}
 
 	m.mu.Lock()
 	standings := m.standingsAfterLocked(r)
@@ -201,7 +208,7 @@ func (m *Manager) playRound(ctx context.Context, r int, told *telling) (*telling
 		}
 	}
 	var next *int
-	if r < len(m.rounds) {
+	if r < m.plannedRounds {
 		n := r + 1
 		next = &n
 	}
@@ -769,7 +776,7 @@ func (m *Manager) completedLocked() *protocol.LeagueCompleted {
 	standings := m.table.ranked()
 	lc := &protocol.LeagueCompleted{
 		Envelope:       m.envelope(protocol.TypeLeagueCompleted, "conv-"+m.opts.LeagueID+"-completed", ""),
-		TotalRounds:    len(m.rounds),
+		TotalRounds:    m.plannedRounds,
 		TotalMatches:   m.total,
 		FinalStandings: standings,
 	}

@@ -51,7 +51,7 @@ func (m *Manager) Snapshot() (Snapshot, uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	seq := m.events.Last()
-	s := Snapshot{LeagueID: m.opts.LeagueID, State: m.state, Round: m.round, Rounds: len(m.rounds),
+	s := Snapshot{LeagueID: m.opts.LeagueID, State: m.state, Round: m.round, Rounds: m.plannedRounds,
 		MatchesDone: m.counted, MatchesTotal: m.total, StartedAt: m.startedAt, Standings: m.table.ranked(),
 		InFlight: []InFlight{}, Agents: make([]AgentInfo, 0, len(m.players)+len(m.referees))}
 	if m.round > 0 && m.round <= len(m.rounds) {

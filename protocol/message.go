@@ -109,6 +109,9 @@ const (
 	QuerySchedule    = "GET_SCHEDULE"
 	QueryNextMatch   = "GET_NEXT_MATCH"
 	QueryPlayerStats = "GET_PLAYER_STATS"
+	// QueryCrosstable is this implementation's: every player's record
+	// against each opponent (league.Crosstable).
+	QueryCrosstable = "GET_CROSSTABLE"
 )
 
 // Envelope is the part every league.v2 message shares (spec/protocol-v2.md).

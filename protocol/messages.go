@@ -682,11 +682,11 @@ func (*LeagueQuery) Type() MessageType { return TypeLeagueQuery }
 
 func (m *LeagueQuery) check(v *validator) {
 	switch m.QueryType {
-	case QueryStandings, QuerySchedule, QueryNextMatch, QueryPlayerStats:
+	case QueryStandings, QuerySchedule, QueryNextMatch, QueryPlayerStats, QueryCrosstable:
 	case "":
 		v.missing("query_type")
 	default:
-		v.add(ErrInvalidMessageFormat, "query_type", "must be one of GET_STANDINGS, GET_SCHEDULE, GET_NEXT_MATCH, GET_PLAYER_STATS")
+		v.add(ErrInvalidMessageFormat, "query_type", "must be one of GET_STANDINGS, GET_SCHEDULE, GET_NEXT_MATCH, GET_PLAYER_STATS, GET_CROSSTABLE")
 	}
 	if m.QueryParams != nil {
 		v.optionalID("query_params.player_id", m.QueryParams.PlayerID)
