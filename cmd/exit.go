@@ -28,6 +28,17 @@ func (e *usageError) Unwrap() error { return e.err }
 
 func usagef(err error) error { return &usageError{err} }
 
+// interruptedError is a command stopped by a signal that can be run
+// again to carry on: its message says how, on the last line, where
+// scripts and people look.
+type interruptedError struct {
+	resume string // the command line that carries on
+	err    error  // context.Canceled, or what it wraps
+}
+
+func (e *interruptedError) Error() string { return "interrupted; to resume, run: " + e.resume }
+func (e *interruptedError) Unwrap() error { return e.err }
+
 // exitError carries an explicit exit code.
 type exitError struct {
 	code int

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/league/sqlite"
+	"github.com/leaguectl/leaguectl/protocol"
 )
 
 type exportOptions struct {
@@ -50,21 +53,66 @@ func runExport(ctx context.Context, o *exportOptions) error {
 	if err != nil {
 		return &exitError{code: ExitRuntime, err: fmt.Errorf("read %s: %w", o.db, err)}
 	}
+	rated := ratedLedger(rows)
 	if o.format == "json" {
-		if rows == nil {
-			rows = []sqlite.LedgerRow{}
-		}
-		return writeJSON(o.stdout, rows)
+		return writeJSON(o.stdout, rated)
 	}
 	w := csv.NewWriter(o.stdout)
-	if err := w.Write(sqlite.LedgerColumns()); err != nil {
+	if err := w.Write(append(sqlite.LedgerColumns(), "elo_a", "elo_error_a", "elo_b", "elo_error_b")); err != nil {
 		return err
 	}
-	for _, r := range rows {
-		if err := w.Write(r.Record()); err != nil {
+	for _, r := range rated {
+		f := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
+		if err := w.Write(append(r.Record(), f(r.EloA), f(r.EloErrorA), f(r.EloB), f(r.EloErrorB))); err != nil {
 			return err
 		}
 	}
 	w.Flush()
 	return w.Error()
+}
+
+// ratedLedgerRow is a ledger row with its players' ratings over every
+// result of the ledger (docs/ratings.md): the same in every row of a
+// player, so that a spreadsheet of the matches can sort or filter by them.
+type ratedLedgerRow struct {
+	sqlite.LedgerRow
+	EloA      float64 `json:"elo_a"`
+	EloErrorA float64 `json:"elo_error_a"`
+	EloB      float64 `json:"elo_b"`
+	EloErrorB float64 `json:"elo_error_b"`
+}
+
+func ratedLedger(rows []sqlite.LedgerRow) []ratedLedgerRow {
+	var players []string
+	seen := map[string]bool{}
+	var games []league.Game
+	for _, r := range rows {
+		for _, p := range [2]string{r.PlayerA, r.PlayerB} {
+			if !seen[p] {
+				seen[p] = true
+				players = append(players, p)
+			}
+		}
+		games = append(games, league.Game{A: r.PlayerA, B: r.PlayerB, StatusA: r.ResultA, StatusB: r.ResultB})
+	}
+	ratings := league.RateStandings(standingsOf(players), games)
+	by := make(map[string]league.Rating, len(ratings))
+	for _, r := range ratings {
+		by[r.PlayerID] = r.Rating
+	}
+	out := make([]ratedLedgerRow, len(rows))
+	for i, r := range rows {
+		a, b := by[r.PlayerA], by[r.PlayerB]
+		out[i] = ratedLedgerRow{LedgerRow: r, EloA: a.Elo, EloErrorA: a.EloError, EloB: b.Elo, EloErrorB: b.EloError}
+	}
+	return out
+}
+
+// standingsOf is rows naming players, all that RateStandings reads.
+func standingsOf(players []string) []protocol.StandingRow {
+	out := make([]protocol.StandingRow, len(players))
+	for i, p := range players {
+		out[i].PlayerID = p
+	}
+	return out
 }

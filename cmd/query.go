@@ -25,6 +25,7 @@ var queryTypes = map[string]string{
 	"schedule":     protocol.QuerySchedule,
 	"next-match":   protocol.QueryNextMatch,
 	"player-stats": protocol.QueryPlayerStats,
+	"crosstable":   league.QueryCrosstable,
 }
 
 type queryOptions struct {
@@ -48,7 +49,7 @@ func newQueryCmd(ro *rootOptions) *cobra.Command {
 	sort.Strings(words)
 	c := &cobra.Command{
 		Use:   "query " + strings.Join(words, "|"),
-		Short: "Ask a league manager for standings, the schedule, a player's next match or stats",
+		Short: "Ask a league manager for standings, the schedule, a player's next match or stats, or the crosstable",
 		Long: `Ask a league manager with LEAGUE_QUERY. As an operator (--admin-token, or no
 token from the manager's own host) or as a registered agent (--as ID --token T,
 where ID is P01 or REF01, or player:P01 / referee:REF01).`,
@@ -100,7 +101,7 @@ func runQuery(ctx context.Context, o *queryOptions, word string, cfg config.Conf
 func query(ctx context.Context, o *queryOptions, word string, cfg config.Config) (raw, data jsontext.Value, err error) {
 	qt, ok := queryTypes[word]
 	if !ok {
-		return nil, nil, usagef(fmt.Errorf("unknown query %q: want standings, schedule, next-match or player-stats", word))
+		return nil, nil, usagef(fmt.Errorf("unknown query %q: want standings, schedule, next-match, player-stats or crosstable", word))
 	}
 	if err := checkURL("--manager", o.manager); err != nil {
 		return nil, nil, err
@@ -323,8 +324,8 @@ func senderOf(as string) (string, error) {
 type standingsData struct {
 	RoundID int `json:"round_id" jsonschema:"the round under way or last played (0: before the first)"`
 	// Absent from other managers than ours.
-	RoundsCompleted *int                   `json:"rounds_completed,omitzero" jsonschema:"the last round whose end was announced"`
-	Standings       []protocol.StandingRow `json:"standings" jsonschema:"the players, best first"`
+	RoundsCompleted *int              `json:"rounds_completed,omitzero" jsonschema:"the last round whose end was announced"`
+	Standings       []league.Standing `json:"standings" jsonschema:"the players, best first, each with its Elo rating and the half-width of its 95% interval (elo_error)"`
 }
 
 // nextMatchData is the data of GET_NEXT_MATCH.
@@ -384,30 +385,30 @@ func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
 			n.OpponentID, n.Role, dash(n.RefereeEndpoint))
 	case protocol.QueryPlayerStats:
 		var d struct {
-			Player  *protocol.StandingRow   `json:"player"`
+			Player  *league.Standing        `json:"player"`
 			Matches []league.ScheduledMatch `json:"matches"`
 		}
 		if err := json.Unmarshal(data, &d); err != nil {
 			return runtimeErr(err)
 		}
 		if d.Player != nil {
-			writeRows(tw, []protocol.StandingRow{*d.Player})
+			writeRows(tw, []league.Standing{*d.Player})
 			fmt.Fprintln(tw)
 		}
 		fmt.Fprintln(tw, "ROUND\tMATCH\tPLAYER_A\tPLAYER_B\tSTATUS\tRESULT")
 		for _, m := range d.Matches {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.RoundID, m.MatchID, m.PlayerAID, m.PlayerBID, m.Status, dash(m.Result))
 		}
+	case league.QueryCrosstable:
+		var d struct {
+			Crosstable league.Crosstable `json:"crosstable"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			return runtimeErr(err)
+		}
+		return writeCrosstable(w, d.Crosstable, nil)
 	}
 	return nil
-}
-
-func writeRows(tw *tabwriter.Writer, rows []protocol.StandingRow) {
-	fmt.Fprintln(tw, "RANK\tPLAYER\tNAME\tPLAYED\tW\tD\tL\tTL\tPOINTS")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n",
-			r.Rank, r.PlayerID, r.DisplayName, r.Played, r.Wins, r.Draws, r.Losses, r.TechnicalLosses, r.Points)
-	}
 }
 
 func dash(s string) string {

@@ -35,12 +35,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		err = usagef(err)
 	}
 	msg := err.Error()
-	if ExitCode(err) == ExitInterrupted && ctx.Err() != nil {
+	if _, resumable := errors.AsType[*interruptedError](err); !resumable && ExitCode(err) == ExitInterrupted && ctx.Err() != nil {
 		msg = "interrupted" // by a signal: "context canceled" says nothing to a user
 	}
 	// One line, whatever the error's text: scripts read the last line.
 	fmt.Fprintf(stderr, "leaguectl: %s\n", strings.Join(strings.Fields(msg), " "))
-	return err
+	return signalExit(ctx, err)
 }
 
 // rootOptions are the flags every command shares.
@@ -63,7 +63,9 @@ JSON-RPC 2.0 over HTTP POST /mcp. A whole league runs in one process with
 serve-referee and serve-player.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion(),
 	}
+	root.SetVersionTemplate("leaguectl {{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVar(&o.configFile, "config", "", "config file (YAML or JSON); see README for the keys")
 	pf.StringVar(&o.logLevel, "log-level", "", "log level on stderr: debug, info, warn or error (default: warn for simulate, info for servers)")
@@ -81,13 +83,14 @@ serve-referee and serve-player.`,
 	root.AddCommand(newSimulateCmd(o), newServeManagerCmd(o), newServeRefereeCmd(o), newServePlayerCmd(o),
 		newStartCmd(o), newQueryCmd(o), newPingCmd(o), newExportCmd(o), newCheckCmd(o), newMCPCmd(o))
 	root.AddCommand(newWatchCmd(o))
+	root.AddCommand(newVersionCmd(o))
 	return root
 }
 
 // loadConfig reads defaults, the config file, LEAGUECTL_* and the config
 // flags of c.
 func (o *rootOptions) loadConfig(c *cobra.Command) (config.Config, error) {
-	return config.Load(config.LoadOptions{File: o.configFile, Flags: c.Flags(), FlagKeys: o.flagKeys})
+	return config.Load(config.LoadOptions{File: o.configFile, Flags: c.Flags(), FlagKeys: withFormatFlags(o.flagKeys, c.Flags())})
 }
 
 // typed reports whether err already says what exit code it deserves.

@@ -122,6 +122,13 @@ with --dashboard-token (docs/dashboard.md).`,
 			if o.maxPlayers > 0 && o.minPlayers > o.maxPlayers {
 				return usagef(fmt.Errorf("--min-players %d is more than --max-players %d: the league would never start by itself", o.minPlayers, o.maxPlayers))
 			}
+			// More players only make a format playable: what --max-players
+			// cannot play is refused now, not when the league fails to start.
+			if o.maxPlayers >= 2 {
+				if err := checkFormat(cfg, o.maxPlayers); err != nil {
+					return err
+				}
+			}
 			if o.maxReferees < 0 {
 				return usagef(fmt.Errorf("--max-referees must be 0 (no limit) or more, got %d", o.maxReferees))
 			}
@@ -204,6 +211,7 @@ with --dashboard-token (docs/dashboard.md).`,
 	c.Flags().BoolVar(&o.openReferees, "open-referees", false, "let any referee register on a manager other machines can reach, without --referee-token (needed then: a referee decides the matches it is handed)")
 	c.Flags().IntVar(&o.minPlayers, "min-players", 0, "start by itself once this many players and a referee have registered (0: never)")
 	c.Flags().IntVar(&o.maxPlayers, "max-players", defaultMaxPlayers, "reject a player's registration once this many have registered (0: no limit)")
+	addFormatFlags(c.Flags())
 	c.Flags().BoolVar(&o.allowUnknownTokens, "allow-unknown-tokens", false, "resume a league on --db even though its agents' tokens cannot be made again (its token key lost, or a database of leaguectl before the key): agents that refuse unsigned messages will refuse this manager's")
 	c.Flags().IntVar(&o.maxReferees, "max-referees", defaultMaxReferees, "reject a referee's registration once this many have registered (0: no limit)")
 	c.Flags().DurationVar(&o.registrationWindow, "registration-window", 0, "start this long after launch if at least 2 players and a referee have registered (0: no window; default timeouts.registration)")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/config"
 	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/league/sqlite"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport"
@@ -52,7 +54,16 @@ type simulateOptions struct {
 	faults        []string
 	execs         []string
 	db            string
-	cpuProfile    string
+	// resume is the command line that carries on this league once
+	// interrupted (--db); "" where there is none (the MCP tool).
+	resume     string
+	cpuProfile string
+	crosstable bool
+	// yes plays a league bigger than leaguePlan.check allows.
+	yes bool
+	// onResult, when set, is told of every result counted, after the
+	// progress bar (tests).
+	onResult func(done, total int)
 	// quiet draws no progress bar: a league run for an MCP tool call has
 	// no terminal of its own, and shares stderr with other calls.
 	quiet bool
@@ -73,6 +84,7 @@ would. The same --seed gives the same standings on either transport.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.seedSet = c.Flags().Changed("seed")
+			o.resume = resumeCommand(c)
 			cfg, err := ro.loadConfig(c)
 			if err != nil {
 				return err
@@ -88,8 +100,13 @@ would. The same --seed gives the same standings on either transport.`,
 	f.StringSliceVar(&o.strategies, "strategy", []string{defaultStrategy},
 		"player strategies, cycled over the players: "+strings.Join(player.StrategyNames(), ", "))
 	f.StringVar(&o.transport, "transport", defaultSimulateTransport, "mem (in-memory bus) or http (loopback HTTP)")
+	addFormatFlags(f)
 	f.StringVar(&o.output, "output", "table", "table or json")
-	f.StringVar(&o.db, "db", "", "record the league in this new SQLite database (default: memory only)")
+	f.StringVar(&o.db, "db", "", "record the league in this SQLite database, and resume the league it holds; "+
+		"costs about "+dbCost+" (default: memory only)")
+	f.BoolVar(&o.crosstable, "crosstable", false, "print the crosstable after the standings (--output json always has it)")
+	f.BoolVar(&o.yes, "yes", false, "play a league of more than 10 million matches, or of more than half the machine's memory, "+
+		"which is otherwise refused with its estimate")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the league to this file (go tool pprof)")
 	_ = f.MarkHidden("cpuprofile")
 	f.StringArrayVar(&o.faults, "fault", nil, "make a player misbehave: ID=KIND[:ARG] with KIND one of "+
@@ -99,11 +116,15 @@ would. The same --seed gives the same standings on either transport.`,
 	return c
 }
 
-// simulateResult is the JSON output: LEAGUE_COMPLETED and the seed.
+// simulateResult is the JSON output: LEAGUE_COMPLETED, its final
+// standings with each player's rating (in place of the spec's rows, which
+// have none), the crosstable and the seed.
 type simulateResult struct {
 	protocol.LeagueCompleted
-	Seed  uint64         `json:"seed"`
-	Stats *simulateStats `json:"stats,omitzero"`
+	FinalStandings []league.Standing `json:"final_standings"`
+	Crosstable     league.Crosstable `json:"crosstable,omitzero"`
+	Seed           uint64            `json:"seed"`
+	Stats          *simulateStats    `json:"stats,omitzero"`
 }
 
 // simulateStats is what the league cost. Messages counts the league.v2
@@ -212,7 +233,7 @@ func runSimulate(ctx context.Context, o *simulateOptions, cfg config.Config) err
 	if o.output == "json" {
 		return writeJSON(o.stdout, res)
 	}
-	return writeStandingsTable(o.stdout, &res.LeagueCompleted, &res.Seed)
+	return writeStandingsTable(o.stdout, res, &res.Seed, o.crosstable)
 }
 
 // simulate plays the whole league o describes and returns what
@@ -223,6 +244,17 @@ func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simu
 	strategies, err := o.validate()
 	if err != nil {
 		return nil, err
+	}
+	if err := checkFormat(cfg, o.players); err != nil {
+		return nil, err
+	}
+	if !o.yes {
+		// At once: a league too big would otherwise be found so only
+		// once its schedule had taken minutes and gigabytes.
+		rounds, matches := leagueFormat(cfg).Plan(o.players)
+		if err := planOf(matches, rounds).check(memTotal()); err != nil {
+			return nil, err
+		}
 	}
 	faults, err := o.parseFaults()
 	if err != nil {
@@ -254,8 +286,10 @@ func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simu
 		nw, bytesSent = httprpc.NewNetwork("127.0.0.1", httprpc.ServerConfig{}, client, logger), client.BytesSent
 	}
 	var store league.Store
+	var tokenKey []byte
+	resuming := false
 	if o.db != "" {
-		s, err := openStore(ctx, o.db)
+		s, err := storeOrErr(sqlite.OpenUnflushed(ctx, o.db))
 		if err != nil {
 			return nil, err
 		}
@@ -265,10 +299,17 @@ func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simu
 			return nil, runtimeErr(err)
 		}
 		if saved != nil {
-			// Its agents' tokens exist only as hashes: new agents of this
-			// process could not take their places.
-			return nil, usagef(fmt.Errorf("--db %s already holds league %s (%s); simulate records into a new database",
-				o.db, saved.League.LeagueID, saved.State))
+			if err := o.resumable(saved, cfg); err != nil {
+				return nil, err
+			}
+			seed, resuming = saved.League.Seed, saved.State != league.StateCompleted
+			logger.LogAttrs(ctx, slog.LevelInfo, "resuming the league of the database", slog.String("db", o.db),
+				slog.String("state", saved.State), slog.Int("results", len(saved.Results)))
+		}
+		// Kept beside the database, as serve-manager's: the resumed
+		// manager makes its agents' tokens again and signs as before.
+		if tokenKey, err = tokenKeyFor(ctx, o.db, s, logger); err != nil {
+			return nil, err
 		}
 		store = s
 	}
@@ -283,7 +324,13 @@ func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simu
 	defer bar.stop()
 	spec := leagueSpec{
 		cfg: cfg, seed: seed, players: o.players, referees: o.referees,
-		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, execs: execs, store: store, onResult: bar.set,
+		strategies: strategies, maxConcurrent: o.maxConcurrent, faults: faults, execs: execs, store: store, tokenKey: tokenKey, resuming: resuming,
+		onResult: func(done, total int) {
+			bar.set(done, total)
+			if o.onResult != nil {
+				o.onResult(done, total)
+			}
+		},
 	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
@@ -292,10 +339,17 @@ func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simu
 		}
 		defer stop()
 	}
+	var mgr *league.Manager
+	spec.onManager = func(m *league.Manager) { mgr = m }
 	start := time.Now()
 	client := newAgentClient(nw, cfg, logger)
 	lc, err := runLocalLeague(ctx, nw, client, spec, logger)
 	if err != nil {
+		if ctx.Err() != nil && o.db != "" && o.resume != "" {
+			// Every result counted is in the database: the same command
+			// plays the rest.
+			return nil, &interruptedError{resume: o.resume, err: err}
+		}
 		return nil, err
 	}
 	elapsed := time.Since(start)
@@ -305,7 +359,8 @@ func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simu
 	if bytesSent != nil {
 		stats.Bytes = bytesSent()
 	}
-	return &simulateResult{LeagueCompleted: *lc, Seed: seed, Stats: stats}, nil
+	standings, crosstable := mgr.Report()
+	return &simulateResult{LeagueCompleted: *lc, FinalStandings: standings, Crosstable: crosstable, Seed: seed, Stats: stats}, nil
 }
 
 // randomSeed picks a seed below 2^53, so that it survives a JSON reader

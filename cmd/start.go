@@ -30,6 +30,7 @@ type startOptions struct {
 	minPlayers  int
 	wait        bool
 	output      string
+	crosstable  bool
 }
 
 func newStartCmd(ro *rootOptions) *cobra.Command {
@@ -57,6 +58,7 @@ is already running, 'start --wait' just waits.`,
 	c.Flags().IntVar(&o.minPlayers, "min-players", 2, "players to wait for before starting")
 	c.Flags().BoolVar(&o.wait, "wait", false, "wait for the end of the league and print the final standings")
 	c.Flags().StringVar(&o.output, "output", "table", "table or json")
+	c.Flags().BoolVar(&o.crosstable, "crosstable", false, "with --wait, print the crosstable after the standings (--output json always has it)")
 	_ = c.MarkFlagRequired("manager")
 	return c
 }
@@ -200,14 +202,18 @@ func waitResult(ctx context.Context, o *startOptions, cfg config.Config, client 
 	if err != nil {
 		return err
 	}
-	out := &simulateResult{LeagueCompleted: *res.Completed}
+	out := &simulateResult{LeagueCompleted: *res.Completed, FinalStandings: res.Standings, Crosstable: res.Crosstable}
+	if len(out.FinalStandings) != len(res.Completed.FinalStandings) {
+		// Ours always rates them; a manager that did not shows them unrated.
+		out.FinalStandings = unrated(res.Completed.FinalStandings)
+	}
 	if res.Seed != nil {
 		out.Seed = *res.Seed
 	}
 	if o.output == "json" {
 		return writeJSON(o.stdout, out)
 	}
-	return writeStandingsTable(o.stdout, res.Completed, res.Seed)
+	return writeStandingsTable(o.stdout, out, res.Seed, o.crosstable)
 }
 
 // leagueResult waits for the manager's league to complete, one

@@ -21,7 +21,11 @@ func defaultDBPath(leagueID string) string { return "leaguectl-" + leagueID + ".
 // be opened, a database another manager holds, one this process cannot
 // write, or one of a newer leaguectl.
 func openStore(ctx context.Context, path string) (*sqlite.Store, error) {
-	s, err := sqlite.Open(ctx, path)
+	return storeOrErr(sqlite.Open(ctx, path))
+}
+
+// storeOrErr types the error of an open of the database at --db.
+func storeOrErr(s *sqlite.Store, err error) (*sqlite.Store, error) {
 	if err != nil {
 		// Open's error begins with the path: "--db PATH: why".
 		switch {

@@ -26,8 +26,17 @@ type leagueSpec struct {
 	faults        map[string]player.Fault // by player id
 	execs         map[string][]string     // exec agents' commands, by player id
 	store         league.Store            // nil: the league stays in memory
+	tokenKey      []byte                  // the store's token key; nil: one for this run only
 	onResult      func(done, total int)
-	onListen      func(name, endpoint string) // tests: told of each agent's endpoint
+	// resuming says the store holds the league begun: its manager plays
+	// on only once every agent has registered again, so that no match is
+	// handed out under a token its player no longer holds (a technical
+	// loss a run not interrupted would not have had).
+	resuming bool
+	onListen func(name, endpoint string) // tests: told of each agent's endpoint
+	// onManager is given the league's manager, to ask it afterwards what
+	// LEAGUE_COMPLETED does not say: the ratings and the crosstable.
+	onManager func(*league.Manager)
 }
 
 // agentOptions derive every agent's timing from the config.
@@ -48,6 +57,7 @@ func managerOptions(cfg config.Config, seed uint64) league.Options {
 		LeagueID:     cfg.LeagueID,
 		Seed:         seed,
 		Scoring:      league.Scoring{Win: cfg.Scoring.Win, Draw: cfg.Scoring.Draw, Loss: cfg.Scoring.Loss},
+		Format:       leagueFormat(cfg),
 		CallTimeout:  cfg.Timeouts.Generic,
 		MatchTimeout: matchTimeout(cfg),
 		StartGrace:   cfg.Timeouts.StartGrace,
@@ -138,23 +148,52 @@ func runLocalLeague(ctx context.Context, nw transport.Network, client *transport
 	mo.Endpoint, mo.MinPlayers, mo.MinReferees, mo.OnResult = mgrEndpoint, spec.players, spec.referees, spec.onResult
 	mo.Store = spec.store
 	if spec.store != nil {
-		mo.TokenKey = ephemeralTokenKey() // its league is never resumed
+		mo.TokenKey = spec.tokenKey
+		if mo.TokenKey == nil {
+			mo.TokenKey = ephemeralTokenKey() // its league is never resumed
+		}
 	}
 	mgr := league.New(mo, client, logger.With(slog.String("agent_id", "league_manager:"+league.ManagerID)))
+	if spec.onManager != nil {
+		spec.onManager(mgr)
+	}
 	if err := mgr.Restore(ctx); err != nil {
 		return nil, runtimeErr(err)
 	}
 	srv.Set(mgr.Handler())
+	select {
+	case <-mgr.Done():
+		// A store's league that was over already: its agents would be
+		// turned away, and its result is the one to give again.
+		return mgr.Result(), nil
+	default:
+	}
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel() // runs before wg.Wait: agents stop, then are waited for
 	failed := make(chan error, spec.players+spec.referees+1)
-	wg.Go(func() {
-		if _, err := mgr.Run(ctx); err != nil && ctx.Err() == nil {
-			failed <- fmt.Errorf("league manager: %w", err)
+	runManager := func() {
+		wg.Go(func() {
+			if _, err := mgr.Run(ctx); err != nil && ctx.Err() == nil {
+				failed <- fmt.Errorf("league manager: %w", err)
+			}
+		})
+	}
+	// rejoin is an agent's OnRegistered when resuming: its first
+	// registration is counted, on a channel with room for every agent's.
+	rejoined, waitFor := make(chan struct{}, spec.players+spec.referees), 0
+	rejoin := func() func(string) {
+		if !spec.resuming {
+			return nil
 		}
-	})
+		waitFor++
+		once := sync.OnceFunc(func() { rejoined <- struct{}{} })
+		return func(string) { once() }
+	}
+	if !spec.resuming {
+		runManager()
+	}
 	for i := 1; i <= spec.referees; i++ {
 		id := fmt.Sprintf("REF%02d", i)
 		srv, ep, err := listen("referee-" + id)
@@ -165,6 +204,7 @@ func runLocalLeague(ctx context.Context, nw transport.Network, client *transport
 		ro.ResetBreaker = client.ResetBreaker
 		ro.RequestedID, ro.DisplayName, ro.MaxConcurrent = id, "Referee "+id[3:], spec.maxConcurrent
 		ro.ManagerEndpoint, ro.Endpoint = mgrEndpoint, ep
+		ro.OnRegistered = rejoin()
 		ref := referee.New(ro, client, logger.With(slog.String("agent_id", "referee:"+id)))
 		srv.Set(ref.Handler())
 		wg.Go(func() {
@@ -183,6 +223,9 @@ func runLocalLeague(ctx context.Context, nw transport.Network, client *transport
 		po.RequestedID, po.DisplayName = id, "Player "+id[1:]
 		po.Strategy = spec.strategies[(i-1)%len(spec.strategies)]
 		po.ManagerEndpoint, po.Endpoint = mgrEndpoint, ep
+		if f, ok := spec.faults[id]; !ok || f.Kind != player.FaultCrash {
+			po.OnRegistered = rejoin() // a crashing player never registers again
+		}
 		if f, ok := spec.faults[id]; ok {
 			po.Fault = f
 			if f.Kind == player.FaultCrash {
@@ -202,6 +245,18 @@ func runLocalLeague(ctx context.Context, nw transport.Network, client *transport
 				failed <- fmt.Errorf("player %s: %w", id, err)
 			}
 		})
+	}
+	if spec.resuming {
+		for ; waitFor > 0; waitFor-- {
+			select {
+			case <-rejoined:
+			case err := <-failed:
+				return nil, err
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		runManager()
 	}
 	select {
 	case <-mgr.Done():
