@@ -180,10 +180,17 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return runCLIIn(t, t.TempDir(), args...)
 }
 
-// runCLIIn runs a leaguectl command to its end in dir.
+// runCLIIn runs a leaguectl command to its end in dir, within a minute.
 func runCLIIn(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return runCLIFor(t, dir, 60*time.Second, args...)
+}
+
+// runCLIFor is runCLIIn with a bound of its own: a league of 300
+// players takes longer than the usual one.
+func runCLIFor(t *testing.T, dir string, bound time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), bound)
 	defer cancel()
 	c := exec.CommandContext(ctx, bin(t), args...)
 	c.Dir = dir

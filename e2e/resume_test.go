@@ -72,25 +72,3 @@ func TestSimulateInterruptedResumes(t *testing.T) {
 	is.Equal(got.TotalMatches, 44850)
 	is.Equal(got.FinalStandings, full.FinalStandings) // the standings of the run never interrupted
 }
-
-// runCLIFor is runCLIIn with a bound of its own: a league of 300
-// players takes longer than the usual one.
-func runCLIFor(t *testing.T, dir string, bound time.Duration, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), bound)
-	defer cancel()
-	c := exec.CommandContext(ctx, bin(t), args...)
-	c.Dir = dir
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	err := c.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("leaguectl %s: %v", strings.Join(args, " "), err)
-	}
-	return out.String(), errb.String(), code
-}
