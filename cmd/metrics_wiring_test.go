@@ -217,7 +217,7 @@ func hasLine(text, line string) bool {
 func TestManagerMetricsAfterALeague(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		ml := playMetricsLeague(t, n, fastConfig(), 4, nil)
+		ml := playMetricsLeague(t, n, config.Default(), 4, nil) // the spec's timeouts: no healthy call times out on a loaded machine
 
 		got := ml.manager.scrape(t)
 		for _, line := range []string{
@@ -264,6 +264,10 @@ func TestManagerMetricsAfterALeague(t *testing.T) {
 func TestMetricsOfADeadPlayer(t *testing.T) {
 	cfg := fastConfig()
 	cfg.Breaker.FailureThreshold, cfg.Breaker.ResetTimeout = 2, time.Hour // opens at once, and stays open
+	// The dead player is refused at once, with no timeout to wait; the
+	// healthy agents get the spec's time, so that a loaded machine slows
+	// this test down rather than failing a healthy call.
+	cfg.Timeouts.Join, cfg.Timeouts.Choice, cfg.Timeouts.Generic = 5*time.Second, 10*time.Second, 5*time.Second
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		ml := playMetricsLeague(t, n, cfg, 4, map[string]player.Fault{"P04": {Kind: player.FaultCrash}})
