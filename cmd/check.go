@@ -88,7 +88,7 @@ nor GET /health within 3 s (--output json still prints the report).`,
 	f.StringVar(&o.refereeToken, "referee-token", "", "manager: the referee token its referee registration must carry, if it wants one (or "+refereeTokenEnv+")")
 	f.StringVar(&o.registrationToken, "registration-token", "", "manager: the registration token its players' registrations must carry, if it wants one (or "+registrationTokenEnv+")")
 	f.StringSliceVar(&o.as, "as", nil, "the checker's ids: referee=ID and league_manager=ID (default REF01, LM01), or a bare ID for the role the check plays")
-	f.StringVar(&o.output, "output", "table", "table or json")
+	f.StringVarP(&o.output, "output", "o", "table", "table or json")
 	return c
 }
 

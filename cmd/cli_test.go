@@ -164,7 +164,7 @@ func TestBadInput(t *testing.T) {
 		{name: "not a number", args: []string{"simulate", "--players", "four"}, code: 1, msg: "invalid argument"},
 		{name: "unknown flag", args: []string{"simulate", "--plyers", "4"}, code: 1, msg: "unknown flag: --plyers"},
 		{name: "unknown command", args: []string{"simulat"}, code: 1, msg: `unknown command "simulat"`},
-		{name: "bad log level", args: []string{"simulate", "--log-level", "loud"}, code: 1, msg: "--log-level must be"},
+		{name: "bad log level", args: []string{"simulate", "--log-level", "loud"}, code: 1, msg: "log_level (--log-level) must be one of"},
 		{name: "bad env duration", args: []string{"simulate"}, env: map[string]string{"LEAGUECTL_TIMEOUTS_JOIN": "fast"},
 			code: 1, msg: "timeouts.join"},
 		{name: "bad config flag", args: []string{"simulate", "--timeouts.join", "0s"}, code: 1, msg: "timeouts.join must be positive"},
@@ -203,11 +203,15 @@ func TestBadInput(t *testing.T) {
 				args = append(args, "--config", path)
 			}
 			stdout, stderr, code := run(t, args...)
-			is.Equal(code, c.code)                            // exit code
-			is.Equal(stdout, "")                              // nothing on stdout
-			is.Equal(strings.Count(stderr, "\n"), 1)          // one line
-			is.True(strings.HasPrefix(stderr, "leaguectl: ")) // says who speaks
-			is.True(strings.Contains(stderr, c.msg))          // says what is wrong
+			is.Equal(code, c.code) // exit code
+			is.Equal(stdout, "")   // nothing on stdout
+			first, rest, _ := strings.Cut(stderr, "\n")
+			is.True(strings.HasPrefix(first, "leaguectl: ")) // says who speaks
+			is.True(strings.Contains(first, c.msg))          // says what is wrong, on one line
+			// A mistake in the command line ends with where to read how it
+			// goes, after cobra's suggestion when it has one.
+			rest = strings.TrimPrefix(rest, "Did you mean simulate?\n")
+			is.True(rest == "" || strings.HasPrefix(rest, "Run 'leaguectl ") && strings.HasSuffix(rest, " --help' for usage.\n") && strings.Count(rest, "\n") == 1)
 		})
 	}
 }
@@ -283,7 +287,7 @@ func TestInterrupted(t *testing.T) {
 }
 
 // TestUnknownEnvWarned: a misspelled LEAGUECTL_* variable is warned of on
-// stderr, before a failure's line, which stays the last.
+// stderr, before a failure's line.
 func TestUnknownEnvWarned(t *testing.T) {
 	is := is.New(t)
 	t.Setenv("LEAGUECTL_TIMEOUT_JOIN", "1s")
@@ -294,9 +298,10 @@ func TestUnknownEnvWarned(t *testing.T) {
 	_, stderr, code = run(t, "simulate", "--players", "1")
 	is.Equal(code, 1)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	is.Equal(len(lines), 2)
+	is.Equal(len(lines), 3)
 	is.True(strings.HasPrefix(lines[0], "leaguectl: warning: LEAGUECTL_TIMEOUT_JOIN"))
-	is.True(strings.HasPrefix(lines[1], "leaguectl: ") && !strings.Contains(lines[1], "warning")) // the failure, last
+	is.True(strings.HasPrefix(lines[1], "leaguectl: ") && !strings.Contains(lines[1], "warning")) // the failure, after the warning
+	is.Equal(lines[2], "Run 'leaguectl simulate --help' for usage.")                              // then where to look
 }
 
 // TestLeagueLogLines: every line a league with faults logs, at debug

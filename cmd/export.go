@@ -28,21 +28,32 @@ func newExportCmd(ro *rootOptions) *cobra.Command {
 scheduled match with its round, players, choices, drawn number, winner, each
 side's result, the reason of a technical loss, the referee and the times.
 Matches not played yet are PENDING. The manager need not be running.`,
-		Example: `  leaguectl export --db leaguectl-league_2025_even_odd.db --format csv > ledger.csv`,
+		Example: `  leaguectl export --db leaguectl-league_2025_even_odd.db --output csv > ledger.csv`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if c.Flags().Changed("format") {
+				fmt.Fprintln(o.stderr, "leaguectl: warning: --format is deprecated; use --output (-o)")
+			}
 			return runtimeErr(runExport(c.Context(), o))
 		},
 	}
 	c.Flags().StringVar(&o.db, "db", "", "the manager's SQLite database (required)")
-	c.Flags().StringVar(&o.format, "format", "json", "json (one array of objects) or csv (with a header)")
+	c.Flags().StringVarP(&o.format, "output", "o", "json", "json (one array of objects) or csv (with a header)")
+	// --format was this flag's name before --output was every command's.
+	// Hidden, and warned of by RunE rather than by pflag's Deprecated,
+	// whose note cobra prints to stdout, into the ledger.
+	c.Flags().StringVar(&o.format, "format", "json", "deprecated: --output")
+	_ = c.Flags().MarkHidden("format")
+	for _, name := range []string{"output", "format"} {
+		_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions([]string{"json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
+	}
 	_ = c.MarkFlagRequired("db")
 	return c
 }
 
 func runExport(ctx context.Context, o *exportOptions) error {
 	if o.format != "json" && o.format != "csv" {
-		return usagef(fmt.Errorf("--format must be json or csv, got %q", o.format))
+		return usagef(fmt.Errorf("--output must be json or csv, got %q", o.format))
 	}
 	s, err := sqlite.OpenExisting(ctx, o.db)
 	if err != nil {

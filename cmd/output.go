@@ -29,7 +29,8 @@ func writeJSON(w io.Writer, v any) error {
 func writeStandingsTable(w io.Writer, res *simulateResult, seed *uint64, crosstable bool) error {
 	lc := &res.LeagueCompleted
 	players := len(res.FinalStandings)
-	fmt.Fprintf(w, "League %s: %d players, %d rounds, %d matches", lc.LeagueID, players, lc.TotalRounds, lc.TotalMatches)
+	fmt.Fprintf(w, "League %s: %s, %s, %s", lc.LeagueID,
+		counted(players, "player", "players"), counted(lc.TotalRounds, "round", "rounds"), counted(lc.TotalMatches, "match", "matches"))
 	if seed != nil {
 		fmt.Fprintf(w, " (seed %d)", *seed)
 	}
@@ -50,10 +51,19 @@ func writeStandingsTable(w io.Writer, res *simulateResult, seed *uint64, crossta
 		}
 	}
 	if c := lc.Champion; c != nil {
-		_, err := fmt.Fprintf(w, "\nChampion: %s (%s) with %d points\n", c.PlayerID, c.DisplayName, c.Points)
+		_, err := fmt.Fprintf(w, "\nChampion: %s with %s\n", playerLabel(c.PlayerID, c.DisplayName), counted(c.Points, "point", "points"))
 		return err
 	}
 	return nil
+}
+
+// playerLabel is "ID (Name)", or the id alone when the name adds nothing
+// (empty, or the id again).
+func playerLabel(id, name string) string {
+	if name == "" || name == id {
+		return id
+	}
+	return fmt.Sprintf("%s (%s)", id, name)
 }
 
 // unrated is rows as standings without ratings (zero).

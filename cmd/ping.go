@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/config"
 	"github.com/leaguectl/leaguectl/protocol"
+	"github.com/leaguectl/leaguectl/transport"
 )
 
 type pingOptions struct {
@@ -38,6 +41,23 @@ endpoint and print the round-trip time. Exit 2 when nothing answers.`,
 	return c
 }
 
+// notAnAgent is err, said to be from a server that is not a league agent
+// when what answered is HTTP but no JSON-RPC agent: not JSON-RPC, a
+// page-not-found, or a JSON-RPC server that does not know ping.
+func notAnAgent(url string, err error) error {
+	e, ok := errors.AsType[*transport.Error](err)
+	if !ok {
+		return err
+	}
+	switch {
+	case e.Kind == transport.KindBadResponse,
+		e.Kind == transport.KindStatus && e.Status >= 400 && e.Status < 500 && e.Status != http.StatusTooManyRequests,
+		e.Kind == transport.KindRemote && e.RPC != nil && e.RPC.Code == protocol.CodeMethodNotFound:
+		return fmt.Errorf("%s answers, but is not a league agent (an agent's JSON-RPC endpoint is its /mcp): %w", url, err)
+	}
+	return err
+}
+
 func runPing(ctx context.Context, o *pingOptions, url string, cfg config.Config) error {
 	if err := checkURL("URL", url); err != nil {
 		return err
@@ -50,7 +70,7 @@ func runPing(ctx context.Context, o *pingOptions, url string, cfg config.Config)
 	err := newHTTPCaller(cfg).Call(ctx, url, protocol.MethodPing, nil, &reply)
 	rtt := time.Since(start)
 	if err != nil {
-		return err
+		return notAnAgent(url, err)
 	}
 	if o.output == "json" {
 		return writeJSON(o.stdout, map[string]any{"endpoint": url, "rtt_ms": float64(rtt.Microseconds()) / 1000, "reply": reply})

@@ -56,7 +56,13 @@ where ID is P01 or REF01, or player:P01 / referee:REF01).`,
 		Example: `  leaguectl query standings --manager http://127.0.0.1:8000/mcp
   leaguectl query schedule --manager http://127.0.0.1:8000/mcp --round 2 --player P01
   leaguectl query next-match --manager http://127.0.0.1:8000/mcp --as P01 --token tok_player_P01_…`,
-		Args:      cobra.ExactArgs(1),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				// A usage error (exit 2) that says what would do.
+				return usagef(fmt.Errorf("query needs a query type: %s", strings.Join(words, ", ")))
+			}
+			return cobra.ExactArgs(1)(c, args)
+		},
 		ValidArgs: words,
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := ro.loadConfig(c)
@@ -68,13 +74,13 @@ where ID is P01 or REF01, or player:P01 / referee:REF01).`,
 			return runtimeErr(runQuery(c.Context(), o, args[0], cfg))
 		},
 	}
-	c.Flags().StringVar(&o.manager, "manager", "", "the league manager's endpoint (required)")
+	c.Flags().StringVarP(&o.manager, "manager", "m", "", "the league manager's endpoint (required, unless LEAGUECTL_MANAGER or the config's manager gives it)")
 	c.Flags().StringVar(&o.player, "player", "", "the player of next-match and player-stats (default: --as); of schedule, only that player's matches")
 	c.Flags().IntVar(&o.round, "round", 0, "schedule: only this round (default: every round, asked for a part at a time)")
 	c.Flags().StringVar(&o.adminToken, "admin-token", "", "the manager's admin token (or "+adminTokenEnv+")")
 	c.Flags().StringVar(&o.as, "as", "", "ask as this registered agent")
 	c.Flags().StringVar(&o.token, "token", "", "the auth token of --as")
-	c.Flags().StringVar(&o.output, "output", "table", "table or json")
+	c.Flags().StringVarP(&o.output, "output", "o", "table", "table or json")
 	_ = c.MarkFlagRequired("manager")
 	return c
 }
@@ -357,6 +363,17 @@ func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
 		if err := json.Unmarshal(data, &d); err != nil {
 			return runtimeErr(err)
 		}
+		if len(d.Rounds) == 0 {
+			msg := "No matches."
+			switch d.State {
+			case league.StateRegistration:
+				msg = "The league has not started: no schedule yet."
+			case league.StateStarting:
+				msg = "The league is starting: its schedule is being written."
+			}
+			_, err := fmt.Fprintln(w, msg)
+			return err
+		}
 		fmt.Fprintln(tw, "ROUND\tMATCH\tPLAYER_A\tPLAYER_B\tREFEREE\tSTATUS\tRESULT")
 		for _, r := range d.Rounds {
 			for _, m := range r.Matches {
@@ -395,9 +412,17 @@ func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
 			writeRows(tw, []league.Standing{*d.Player})
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintln(tw, "ROUND\tMATCH\tPLAYER_A\tPLAYER_B\tSTATUS\tRESULT")
+		if d.Player == nil {
+			fmt.Fprintln(tw, "ROUND\tMATCH\tPLAYER_A\tPLAYER_B\tSTATUS\tRESULT")
+			for _, m := range d.Matches {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.RoundID, m.MatchID, m.PlayerAID, m.PlayerBID, m.Status, dash(m.Result))
+			}
+			break
+		}
+		fmt.Fprintln(tw, "ROUND\tMATCH\tROLE\tSTATUS\tRESULT")
 		for _, m := range d.Matches {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", m.RoundID, m.MatchID, m.PlayerAID, m.PlayerBID, m.Status, dash(m.Result))
+			role, got := sideOf(m, d.Player.PlayerID)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", m.RoundID, m.MatchID, role, m.Status, got)
 		}
 	case league.QueryCrosstable:
 		var d struct {
@@ -409,6 +434,31 @@ func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
 		return writeCrosstable(w, d.Crosstable, nil)
 	}
 	return nil
+}
+
+// sideOf is player's role in m (A or B) and its result from its side,
+// "W vs P02" ("-" for a result not yet known): m.Result holds the
+// statuses of A and B, "WIN-LOSS".
+func sideOf(m league.ScheduledMatch, player string) (role, result string) {
+	role, opponent, side := "A", m.PlayerBID, 0
+	if m.PlayerBID == player {
+		role, opponent, side = "B", m.PlayerAID, 1
+	}
+	got := "-"
+	if a, b, ok := strings.Cut(m.Result, "-"); ok {
+		got = [2]string{a, b}[side]
+		switch got {
+		case protocol.ResultWin:
+			got = "W"
+		case protocol.ResultDraw:
+			got = "D"
+		case protocol.ResultTechnicalLoss:
+			got = "TL"
+		case protocol.ResultLoss:
+			got = "L"
+		}
+	}
+	return role, got + " vs " + opponent
 }
 
 func dash(s string) string {

@@ -153,8 +153,8 @@ func TestQuerySchedule(t *testing.T) {
 			msg  string
 		}{
 			{[]string{"schedule", "--round", "150"}, "leaguectl: E002 INVALID_MESSAGE_FORMAT: query_params.round_id must be from 1 to 149 (the league's rounds), got 150\n"},
-			{[]string{"schedule", "--round", "0"}, "leaguectl: --round must be 1 or more, got 0\n"},
-			{[]string{"standings", "--round", "2"}, "leaguectl: --round goes with query schedule, not standings\n"},
+			{[]string{"schedule", "--round", "0"}, "leaguectl: --round must be 1 or more, got 0\nRun 'leaguectl query --help' for usage.\n"},
+			{[]string{"standings", "--round", "2"}, "leaguectl: --round goes with query schedule, not standings\nRun 'leaguectl query --help' for usage.\n"},
 			{[]string{"schedule", "--player", "P151"}, `leaguectl: E004 AGENT_NOT_REGISTERED: no player "P151" in league league_2025_even_odd` + "\n"},
 		} {
 			t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -25,7 +25,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	failed, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return nil
 	}
@@ -38,8 +38,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if _, resumable := errors.AsType[*interruptedError](err); !resumable && ExitCode(err) == ExitInterrupted && ctx.Err() != nil {
 		msg = "interrupted" // by a signal: "context canceled" says nothing to a user
 	}
-	// One line, whatever the error's text: scripts read the last line.
+	// The error on one line, whatever its text, so a script can take it
+	// with grep; cobra's "did you mean" on a line of its own.
+	msg, suggestions, _ := strings.Cut(msg, "\n\nDid you mean this?\n")
 	fmt.Fprintf(stderr, "leaguectl: %s\n", strings.Join(strings.Fields(msg), " "))
+	if s := strings.Fields(suggestions); len(s) > 0 {
+		fmt.Fprintf(stderr, "Did you mean %s?\n", strings.Join(s, " or "))
+	}
+	// A mistake in the command line ends with where to read how it goes.
+	if _, usage := errors.AsType[*usageError](err); usage && failed != nil {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", failed.CommandPath())
+	}
 	return signalExit(ctx, err)
 }
 
@@ -70,20 +79,23 @@ serve-referee and serve-player.`,
 	pf.StringVar(&o.configFile, "config", "", "config file (YAML or JSON); see README for the keys")
 	pf.StringVar(&o.logLevel, "log-level", "", "log level on stderr: debug, info, warn or error (default: warn for simulate, info for servers)")
 	o.flagKeys = addConfigFlags(pf)
+	o.flagKeys["log-level"] = "log_level"
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usagef(err) })
 	// A misspelled LEAGUECTL_* variable is said, not ignored in silence;
-	// before the command's own output, so a failure's line stays the last.
-	root.PersistentPreRun = func(*cobra.Command, []string) {
+	// before the command's own output, so a failure's lines come last.
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		// LEAGUECTL_BIN is scripts/local-league.sh's, which its leaguectl
 		// processes inherit.
 		for _, w := range config.UnknownEnv(os.Environ(), adminTokenEnv, refereeTokenEnv, registrationTokenEnv, dashboardTokenEnv, "LEAGUECTL_BIN") {
 			fmt.Fprintf(stderr, "leaguectl: warning: %s\n", w)
 		}
+		return o.configDefaults(c)
 	}
 	root.AddCommand(newSimulateCmd(o), newServeManagerCmd(o), newServeRefereeCmd(o), newServePlayerCmd(o),
 		newStartCmd(o), newQueryCmd(o), newPingCmd(o), newExportCmd(o), newCheckCmd(o), newMCPCmd(o))
 	root.AddCommand(newWatchCmd(o))
 	root.AddCommand(newVersionCmd(o))
+	completeFlagValues(root)
 	return root
 }
 
@@ -91,6 +103,33 @@ serve-referee and serve-player.`,
 // flags of c.
 func (o *rootOptions) loadConfig(c *cobra.Command) (config.Config, error) {
 	return config.Load(config.LoadOptions{File: o.configFile, Flags: c.Flags(), FlagKeys: withFormatFlags(o.flagKeys, c.Flags())})
+}
+
+// configDefaults fills, before cobra checks required flags, what the
+// config file and LEAGUECTL_* give of the flags not set: --log-level and
+// --manager.
+func (o *rootOptions) configDefaults(c *cobra.Command) error {
+	mf := c.Flags().Lookup("manager")
+	needManager := mf != nil && !mf.Changed
+	if !needManager && c.Flags().Changed("log-level") {
+		return nil
+	}
+	cfg, err := o.loadConfig(c)
+	if err != nil {
+		if needManager {
+			return err
+		}
+		// A command that reads the config says what is wrong with it;
+		// one that does not (export, version) needs none of it.
+		return nil
+	}
+	if o.logLevel == "" {
+		o.logLevel = cfg.LogLevel
+	}
+	if needManager && cfg.Manager != "" {
+		return c.Flags().Set("manager", cfg.Manager) // as given: what cobra's required check reads
+	}
+	return nil
 }
 
 // typed reports whether err already says what exit code it deserves.

@@ -56,7 +56,7 @@ const registrationTokenEnv = "LEAGUECTL_REGISTRATION_TOKEN"
 func registrationTokenFrom(flag string) string { return tokenFrom(flag, registrationTokenEnv) }
 
 func seedFlag(c *cobra.Command, seed *uint64) {
-	c.Flags().Uint64Var(seed, "seed", 0, "league seed (default: a random one, logged)")
+	c.Flags().Uint64VarP(seed, "seed", "s", 0, "league seed (default: a random one, logged)")
 }
 
 // pickSeed is the --seed given, or a random one.
@@ -193,6 +193,14 @@ with --dashboard-token (docs/dashboard.md).`,
 					"max_players", o.maxPlayers, "max_referees", o.maxReferees,
 					"admin_token_set", mo.AdminToken != "", "referee_token_set", mo.RefereeToken != "",
 					"registration_token_set", mo.RegistrationToken != "")
+				if st.State == league.StateCompleted {
+					// Else a `start --wait` gets the old league's result at
+					// once, and every player is turned away, with no word why.
+					logger.LogAttrs(c.Context(), slog.LevelWarn, "the database holds a league that has completed: "+
+						"this manager serves its final standings and refuses every registration; for a new league, "+
+						"give another --db (or --db :memory:) or another --league-id",
+						slog.String("db", dbPath), slog.String("league_id", cfg.LeagueID), slog.Int("matches", st.TotalMatches))
+				}
 				dash := dashboard.Handler(mgr, dashboard.Options{Logger: logger})
 				pages := map[string]http.Handler{"GET /{$}": dash, "GET " + dashboard.Prefix: dash,
 					"GET /events": league.EventsHandler(mgr), "GET /metrics": managerMetrics(c.Context(), client, mgr)}
@@ -295,7 +303,7 @@ URL is the first line of stdout.`,
 		},
 	}
 	o.server.add(c, 8001)
-	c.Flags().StringVar(&o.manager, "manager", "", "the league manager's endpoint, e.g. http://127.0.0.1:8000/mcp (required)")
+	c.Flags().StringVarP(&o.manager, "manager", "m", "", "the league manager's endpoint, e.g. http://127.0.0.1:8000/mcp (required, unless LEAGUECTL_MANAGER or the config's manager gives it)")
 	c.Flags().StringVar(&o.id, "id", "", "id to ask for (kept when free; default: the manager picks REFnn)")
 	c.Flags().StringVar(&o.name, "name", "", "display name")
 	c.Flags().IntVar(&o.maxConcurrent, "max-concurrent-matches", 10, "matches refereed at once")
@@ -392,7 +400,7 @@ is the first line of stdout.`,
 		},
 	}
 	o.server.add(c, 8101)
-	c.Flags().StringVar(&o.manager, "manager", "", "the league manager's endpoint, e.g. http://127.0.0.1:8000/mcp (required)")
+	c.Flags().StringVarP(&o.manager, "manager", "m", "", "the league manager's endpoint, e.g. http://127.0.0.1:8000/mcp (required, unless LEAGUECTL_MANAGER or the config's manager gives it)")
 	c.Flags().StringVar(&o.id, "id", "", "id to ask for (kept when free; default: the manager picks Pnn)")
 	c.Flags().StringVar(&o.name, "name", "", "display name")
 	c.Flags().StringVar(&o.strategy, "strategy", "random", "strategy: "+strings.Join(player.StrategyNames(), ", "))

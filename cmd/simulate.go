@@ -93,15 +93,15 @@ would. The same --seed gives the same standings on either transport.`,
 		},
 	}
 	f := c.Flags()
-	f.IntVar(&o.players, "players", defaultSimulatedPlayers, "number of players (at least 2)")
+	f.IntVarP(&o.players, "players", "n", defaultSimulatedPlayers, "number of players (at least 2)")
 	f.IntVar(&o.referees, "referees", defaultSimulatedReferees, "number of referees")
 	f.IntVar(&o.maxConcurrent, "max-concurrent-matches", defaultMaxConcurrent, "matches each referee plays at once")
-	f.Uint64Var(&o.seed, "seed", 0, "league seed (default: a random one, printed)")
+	f.Uint64VarP(&o.seed, "seed", "s", 0, "league seed (default: a random one, printed)")
 	f.StringSliceVar(&o.strategies, "strategy", []string{defaultStrategy},
 		"player strategies, cycled over the players: "+strings.Join(player.StrategyNames(), ", "))
 	f.StringVar(&o.transport, "transport", defaultSimulateTransport, "mem (in-memory bus) or http (loopback HTTP)")
 	addFormatFlags(f)
-	f.StringVar(&o.output, "output", "table", "table or json")
+	f.StringVarP(&o.output, "output", "o", "table", "table or json")
 	f.StringVar(&o.db, "db", "", "record the league in this SQLite database, and resume the league it holds; "+
 		"costs about "+dbCost+" (default: memory only)")
 	f.BoolVar(&o.crosstable, "crosstable", false, "print the crosstable after the standings (--output json always has it)")

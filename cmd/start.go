@@ -53,11 +53,11 @@ is already running, 'start --wait' just waits.`,
 			return runtimeErr(runStart(c.Context(), o, cfg))
 		},
 	}
-	c.Flags().StringVar(&o.manager, "manager", "", "the league manager's endpoint (required)")
+	c.Flags().StringVarP(&o.manager, "manager", "m", "", "the league manager's endpoint (required, unless LEAGUECTL_MANAGER or the config's manager gives it)")
 	c.Flags().StringVar(&o.adminToken, "admin-token", "", "the manager's admin token (or "+adminTokenEnv+")")
 	c.Flags().IntVar(&o.minPlayers, "min-players", 2, "players to wait for before starting")
 	c.Flags().BoolVar(&o.wait, "wait", false, "wait for the end of the league and print the final standings")
-	c.Flags().StringVar(&o.output, "output", "table", "table or json")
+	c.Flags().StringVarP(&o.output, "output", "o", "table", "table or json")
 	c.Flags().BoolVar(&o.crosstable, "crosstable", false, "with --wait, print the crosstable after the standings (--output json always has it)")
 	_ = c.MarkFlagRequired("manager")
 	return c

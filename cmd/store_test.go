@@ -93,7 +93,7 @@ func TestExportWritesNothing(t *testing.T) {
 	is.NoErr(s.SaveSchedule(ctx, time.Unix(1, 0), [][]league.Pairing{{{Round: 1, MatchID: "R1M1", A: "P01", B: "P02"}}}))
 	is.NoErr(s.Close())
 	before := dirSums(t, dir)
-	out, errs, code := run(t, "export", "--db", db, "--format", "csv")
+	out, errs, code := run(t, "export", "--db", db, "--output", "csv")
 	is.Equal(errs, "")
 	is.Equal(code, 0)
 	// The ratings of players who have not played: the mean, within the

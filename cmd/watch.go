@@ -74,8 +74,8 @@ docs/events.md describes every event.`,
 			return runtimeErr(runWatch(c.Context(), o, watchClient(cfg)))
 		},
 	}
-	c.Flags().StringVar(&o.manager, "manager", "", "the league manager's endpoint (required)")
-	c.Flags().StringVar(&o.output, "output", "table", "table (a line per event) or json (an event's JSON per line)")
+	c.Flags().StringVarP(&o.manager, "manager", "m", "", "the league manager's endpoint (required, unless LEAGUECTL_MANAGER or the config's manager gives it)")
+	c.Flags().StringVarP(&o.output, "output", "o", "table", "table (a line per event) or json (an event's JSON per line)")
 	c.Flags().Uint64Var(&o.after, "after", 0, "print the events after this one (0: every event the manager keeps); default: a snapshot, then the events from now")
 	c.Flags().StringVar(&o.dashboardToken, "dashboard-token", "", "the manager's dashboard token, sent as a bearer token (or "+dashboardTokenEnv+")")
 	_ = c.MarkFlagRequired("manager")

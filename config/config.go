@@ -30,6 +30,13 @@ type Config struct {
 	Scoring  Scoring  `mapstructure:"scoring"`
 	League   League   `mapstructure:"league"`
 	Limits   Limits   `mapstructure:"limits"`
+	// Manager is the league manager's endpoint of the commands that ask
+	// one (--manager of query, start, watch, serve-referee, serve-player),
+	// so it need not be repeated on each; "" is none.
+	Manager string `mapstructure:"manager"`
+	// LogLevel is --log-level's: debug, info, warn or error; "" leaves
+	// each command its own default.
+	LogLevel string `mapstructure:"log_level"`
 }
 
 // Limits protect a server from a flood: each sender may make Rate
@@ -351,7 +358,11 @@ func readFile(path string, flds []field, source map[string]string) (map[string]a
 			}
 			continue
 		}
-		problems = append(problems, fmt.Sprintf("config file %q: unknown key %q", path, k))
+		p := fmt.Sprintf("config file %q: unknown key %q", path, k)
+		if best := closest(k, Keys()); best != "" {
+			p += fmt.Sprintf(" (did you mean %q?)", best)
+		}
+		problems = append(problems, p)
 	}
 	return settings, problems, nil
 }
@@ -657,11 +668,18 @@ func (c Config) Validate() error {
 		p = append(p, fmt.Sprintf("league.gauntlet_seeds (--gauntlet-seeds) is for --format gauntlet, not %s", l.Format))
 	}
 
+	if lv := strings.ToLower(c.LogLevel); lv != "" && lv != "warning" && !slices.Contains(LogLevels(), lv) {
+		p = append(p, fmt.Sprintf("log_level (--log-level) must be one of %s, got %q", strings.Join(LogLevels(), ", "), c.LogLevel))
+	}
+
 	if len(p) > 0 {
 		return &Error{Problems: p}
 	}
 	return nil
 }
+
+// LogLevels are the values of log_level ("warning" is also taken for warn).
+func LogLevels() []string { return []string{"debug", "info", "warn", "error"} }
 
 // badIDRune keeps league IDs safe to use in file names and log fields.
 func badIDRune(r rune) bool {
@@ -690,19 +708,35 @@ func UnknownEnv(environ []string, extra ...string) []string {
 			continue
 		}
 		w := name + " is not a leaguectl setting; ignored"
-		best, bestDist := "", 4 // at most 3 edits away
-		for _, k := range known {
-			if d := editDistance(name, k); d < bestDist {
-				best, bestDist = k, d
-			}
-		}
-		if best != "" {
+		if best := closest(name, known); best != "" {
 			w += " (did you mean " + best + "?)"
 		}
 		warnings = append(warnings, w)
 	}
 	slices.Sort(warnings)
 	return warnings
+}
+
+// closest is the one of known nearest to name, at most 3 edits away; ""
+// when none is that near. Of two as near, the one that begins more like
+// name: max_retry is max_retries rather than max_delay.
+func closest(name string, known []string) string {
+	best, bestDist := "", 4
+	for _, k := range known {
+		if d := editDistance(name, k); d < bestDist || d == bestDist && best != "" && sharedPrefix(name, k) > sharedPrefix(name, best) {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// sharedPrefix is the length of the longest prefix of a and b.
+func sharedPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // editDistance is the Levenshtein distance of a and b, in bytes.

@@ -79,6 +79,8 @@ func TestKeys(t *testing.T) {
 		"limits.rate",
 		"limits.registration_burst",
 		"limits.registration_rate",
+		"log_level",
+		"manager",
 		"retry.initial_delay",
 		"retry.max_delay",
 		"retry.max_retries",
@@ -309,7 +311,7 @@ func TestLoadErrors(t *testing.T) {
 			name:    "unknown nested key",
 			file:    "c.yaml",
 			content: "timeouts: {jion: 1s}\n",
-			want:    []string{`config file "FILE": unknown key "timeouts.jion"`},
+			want:    []string{`config file "FILE": unknown key "timeouts.jion" (did you mean "timeouts.join"?)`},
 		},
 		{
 			name:    "unknown top-level section",
@@ -317,14 +319,14 @@ func TestLoadErrors(t *testing.T) {
 			content: "foo:\n  bar: 1\nleague_idd: x\n",
 			want: []string{
 				`config file "FILE": unknown key "foo.bar"`,
-				`config file "FILE": unknown key "league_idd"`,
+				`config file "FILE": unknown key "league_idd" (did you mean "league_id"?)`,
 			},
 		},
 		{
 			name:    "unknown key in json",
 			file:    "c.json",
 			content: `{"retry": {"max_retry": 1}}`,
-			want:    []string{`config file "FILE": unknown key "retry.max_retry"`},
+			want:    []string{`config file "FILE": unknown key "retry.max_retry" (did you mean "retry.max_retries"?)`},
 		},
 		{
 			name:    "value where a section belongs",
@@ -426,7 +428,7 @@ func TestLoadErrors(t *testing.T) {
 			content: "timeouts: {jion: 1s}\n",
 			env:     map[string]string{"LEAGUECTL_RETRY_MAX_RETRIES": "abc"},
 			want: []string{
-				`config file "FILE": unknown key "timeouts.jion"`,
+				`config file "FILE": unknown key "timeouts.jion" (did you mean "timeouts.join"?)`,
 				`retry.max_retries: expected an integer, got "abc" (from environment variable LEAGUECTL_RETRY_MAX_RETRIES)`,
 			},
 		},

@@ -431,6 +431,12 @@ func (m *Manager) onRegisterPlayer(ctx context.Context, r *transport.Request) (a
 	}
 	if rejected != "" {
 		resp.Status, resp.Reason = protocol.StatusRejected, &rejected
+		if rejected == registrationClosed && meta.MatchTickets {
+			// Only to a player that speaks this implementation's
+			// extensions (it asked for tickets): a strict one refuses
+			// fields it does not know.
+			resp.ErrorCode = protocol.ErrInvalidGameState
+		}
 		return resp, nil
 	}
 	resp.Status, resp.PlayerID, resp.SignsMessages = protocol.StatusAccepted, a.id, m.alwaysSigns()
@@ -493,6 +499,11 @@ func (m *Manager) ofThisLeague(env protocol.Envelope) error {
 		Context: map[string]any{"available_leagues": []string{m.opts.LeagueID}}}
 }
 
+// registrationClosed is the reason a player registering after the start
+// is rejected with, under its own code (E005, the league's state: not
+// E003, which says its credentials are wrong).
+const registrationClosed = "registration is closed: the league has started"
+
 // register records an agent. It refuses with an error what the agent must
 // fix (another league, an id or endpoint already registered) and rejects
 // with a reason what it cannot (registration closed, no even_odd, the
@@ -521,7 +532,7 @@ func (m *Manager) register(ctx context.Context, role protocol.Role, env protocol
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if role == protocol.RolePlayer && m.state != StateRegistration {
-		return nil, "", "registration is closed: the league has started", nil
+		return nil, "", registrationClosed, nil
 	}
 	if owner, taken := m.endpoints[seat{role, endpoint}]; taken {
 		return nil, "", "", &protocol.Error{Code: protocol.ErrDuplicateRegistration,

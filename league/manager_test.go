@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -111,6 +112,19 @@ func TestRegistration(t *testing.T) {
 		is.Equal(late.PlayerID, "")
 		is.Equal(late.AuthToken, "")
 		is.Equal(*late.Reason, "registration is closed: the league has started")
+		is.Equal(late.ErrorCode, protocol.Code("")) // nothing new to a player that asked for no extension
+		// One of ours (it asks for tickets) is told the code of its own.
+		var ours protocol.LeagueRegisterResponse
+		is.NoErr(h.call(protocol.MethodRegisterPlayer, &protocol.LeagueRegisterRequest{
+			Envelope: envelope(protocol.TypeLeagueRegisterRequest, "player:P10", ""),
+			PlayerMeta: &protocol.PlayerMeta{DisplayName: "Player 10", Version: "1.0.0", GameTypes: []string{protocol.GameEvenOdd},
+				ContactEndpoint: endpoint("p10"), MatchTickets: true},
+		}, &ours))
+		is.Equal(ours.Status, protocol.StatusRejected)
+		is.Equal(ours.ErrorCode, protocol.ErrInvalidGameState) // its own code
+		var perr *protocol.Error
+		is.True(errors.As(protocol.CheckRegistration(ours.Status, ours.ErrorCode, ours.Reason, ours.PlayerID, ours.AuthToken), &perr))
+		is.Equal(perr.Code, protocol.ErrInvalidGameState) // not E003
 
 		lateRef, err := h.registerReferee("referee:pending", endpoint("ref-d"), 1)
 		is.NoErr(err)

@@ -39,6 +39,9 @@ type ScheduledRound struct {
 type ScheduleData struct {
 	Rounds      []ScheduledRound `json:"rounds"`
 	NextRoundID int              `json:"next_round_id,omitzero"`
+	// State is the league's state when it has no schedule yet
+	// (REGISTRATION or STARTING), so that an empty answer says why.
+	State string `json:"state,omitzero"`
 }
 
 // MaxScheduleMatches bounds the matches of a GET_SCHEDULE answer of the
@@ -277,6 +280,7 @@ func (m *Manager) noPlayerLocked(player string) *QueryError {
 func (m *Manager) schedule(round int, player string) (*ScheduleData, *QueryError) {
 	m.mu.Lock()
 	total := len(m.rounds) // it only grows once the league runs (a swiss league's, round by round)
+	state := m.state
 	var qerr *QueryError
 	if player != "" {
 		qerr = m.noPlayerLocked(player)
@@ -297,6 +301,9 @@ func (m *Manager) schedule(round int, player string) (*ScheduleData, *QueryError
 		first, last = round, round
 	}
 	d := &ScheduleData{Rounds: []ScheduledRound{}} // [] before the start
+	if total == 0 {
+		d.State = state
+	}
 	held := 0
 	for r := first; r <= last; r++ {
 		m.mu.Lock()

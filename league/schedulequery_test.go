@@ -50,7 +50,7 @@ func TestScheduleByRoundAndPlayer(t *testing.T) {
 		is.Equal(*before.Error, league.QueryError{ErrorCode: protocol.ErrInvalidMessageFormat,
 			Message: "query_params.round_id 1: the league has not started, and has no schedule yet"})
 		whole := askSchedule(h, "player:P01", p1.token, 0, "")
-		is.Equal(whole.Data, league.ScheduleData{Rounds: []league.ScheduledRound{}}) // no schedule yet, nothing next
+		is.Equal(whole.Data, league.ScheduleData{Rounds: []league.ScheduledRound{}, State: league.StateRegistration}) // no schedule yet, and why
 
 		h.play()
 		ref.nextStart()

@@ -343,7 +343,7 @@ func (p *Player) Register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := protocol.CheckRegistration(resp.Status, resp.Reason, resp.PlayerID, resp.AuthToken); err != nil {
+	if err := protocol.CheckRegistration(resp.Status, resp.ErrorCode, resp.Reason, resp.PlayerID, resp.AuthToken); err != nil {
 		return err
 	}
 	p.mu.Lock()

@@ -134,6 +134,10 @@ type LeagueRegisterResponse struct {
 	Status   string  `json:"status"`
 	PlayerID string  `json:"player_id,omitzero"`
 	Reason   *string `json:"reason"`
+	// ErrorCode is this implementation's extension (absent when zero): the
+	// code of a rejection that has one of its own, E005 for a registration
+	// after the league started, so that the player is not told E003.
+	ErrorCode Code `json:"error_code,omitzero"`
 	// SignsMessages: see RefereeRegisterResponse.
 	SignsMessages bool `json:"signs_messages,omitzero"`
 	// MatchTickets: see RefereeRegisterResponse. A player told so
@@ -149,15 +153,18 @@ func (m *LeagueRegisterResponse) check(v *validator) {
 }
 
 // CheckRegistration reads a registration response: accepted with an id and
-// a token, or the reason why not (E003, REJECTED; E002, an acceptance
-// without an id or a token).
-func CheckRegistration(status string, reason *string, id, token string) error {
+// a token, or the reason why not (REJECTED: code, or E003 when it has
+// none; E002, an acceptance without an id or a token).
+func CheckRegistration(status string, code Code, reason *string, id, token string) error {
 	if status != StatusAccepted {
 		why := "no reason given"
 		if reason != nil {
 			why = *reason
 		}
-		return &Error{Code: ErrAuthenticationFailed, Detail: "registration rejected: " + why}
+		if code == "" {
+			code = ErrAuthenticationFailed
+		}
+		return &Error{Code: code, Detail: "registration rejected: " + why}
 	}
 	if id == "" || token == "" {
 		return &Error{Code: ErrInvalidMessageFormat, Detail: "registration accepted without an id or an auth_token"}

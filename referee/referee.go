@@ -348,7 +348,7 @@ func (r *Referee) registerWith(ctx context.Context, endpoint string, manual bool
 	if err != nil {
 		return err
 	}
-	if err := protocol.CheckRegistration(resp.Status, resp.Reason, resp.RefereeID, resp.AuthToken); err != nil {
+	if err := protocol.CheckRegistration(resp.Status, "", resp.Reason, resp.RefereeID, resp.AuthToken); err != nil {
 		return err
 	}
 	r.mu.Lock()
