@@ -32,6 +32,7 @@ func TestShortFlags(t *testing.T) {
 		{"watch", []string{"-m, --manager", "-o, --output"}},
 		{"check", []string{"-o, --output"}},
 		{"export", []string{"-o, --output"}},
+		{"ping", []string{"-o, --output"}},
 	} {
 		t.Run(c.cmd, func(t *testing.T) {
 			is := is.New(t)
@@ -119,7 +120,7 @@ func TestManagerFromEnvAndConfig(t *testing.T) {
 		cancel()
 		<-done
 	}
-	for _, args := range [][]string{{"query", "standings"}, {"start"}, {"watch"}} {
+	for _, args := range [][]string{{"query", "standings"}, {"start"}, {"watch"}, {"ping"}} {
 		t.Run(args[0]+" env", func(t *testing.T) {
 			t.Setenv("LEAGUECTL_MANAGER", env.URL+"/mcp")
 			runUntilHit(t, args...)
@@ -142,6 +143,9 @@ func TestManagerFromEnvAndConfig(t *testing.T) {
 		_, stderr, code := run(t, "query", "standings")
 		is.Equal(code, 1)
 		is.True(strings.Contains(stderr, `required flag(s) "manager" not set`))
+		_, stderr, code = run(t, "ping")
+		is.Equal(code, 1)
+		is.True(strings.Contains(stderr, "ping needs the URL of an agent"))
 	})
 }
 

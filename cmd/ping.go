@@ -23,21 +23,30 @@ type pingOptions struct {
 func newPingCmd(ro *rootOptions) *cobra.Command {
 	o := &pingOptions{rootOptions: ro}
 	c := &cobra.Command{
-		Use:   "ping URL",
+		Use:   "ping [URL]",
 		Short: "Send one JSON-RPC ping to an agent and print the round-trip time",
 		Long: `Send one JSON-RPC 'ping' (implementation-guide §5.12.2) to an agent's /mcp
-endpoint and print the round-trip time. Exit 2 when nothing answers.`,
+endpoint and print the round-trip time. Exit 2 when nothing answers.
+Without a URL it pings the league manager of LEAGUECTL_MANAGER or the
+manager config key.`,
 		Example: `  leaguectl ping http://127.0.0.1:8101/mcp`,
-		Args:    cobra.ExactArgs(1),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			cfg, err := ro.loadConfig(c)
 			if err != nil {
 				return err
 			}
-			return runtimeErr(runPing(c.Context(), o, args[0], cfg))
+			url := cfg.Manager
+			if len(args) == 1 {
+				url = args[0]
+			}
+			if url == "" {
+				return usagef(errors.New("ping needs the URL of an agent (or LEAGUECTL_MANAGER, or the manager config key)"))
+			}
+			return runtimeErr(runPing(c.Context(), o, url, cfg))
 		},
 	}
-	c.Flags().StringVar(&o.output, "output", "table", "table or json")
+	c.Flags().StringVarP(&o.output, "output", "o", "table", "table or json")
 	return c
 }
 
