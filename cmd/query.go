@@ -364,14 +364,7 @@ func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
 			return runtimeErr(err)
 		}
 		if len(d.Rounds) == 0 {
-			msg := "No matches."
-			switch d.State {
-			case league.StateRegistration:
-				msg = "The league has not started: no schedule yet."
-			case league.StateStarting:
-				msg = "The league is starting: its schedule is being written."
-			}
-			_, err := fmt.Fprintln(w, msg)
+			_, err := fmt.Fprintln(w, noScheduleYet(d.State, "No matches."))
 			return err
 		}
 		fmt.Fprintln(tw, "ROUND\tMATCH\tPLAYER_A\tPLAYER_B\tREFEREE\tSTATUS\tRESULT")
@@ -387,14 +380,7 @@ func writeQueryTable(w io.Writer, qt string, data jsontext.Value) error {
 			return runtimeErr(err)
 		}
 		if d.NextMatch == nil {
-			msg := "No match left to play."
-			switch d.State {
-			case league.StateRegistration:
-				msg = "The league has not started: no schedule yet."
-			case league.StateStarting:
-				msg = "The league is starting: its schedule is being written."
-			}
-			_, err := fmt.Fprintln(w, msg)
+			_, err := fmt.Fprintln(w, noScheduleYet(d.State, "No match left to play."))
 			return err
 		}
 		n := d.NextMatch
@@ -466,4 +452,16 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// noScheduleYet is what a table says of a league in state that has no
+// match to show: that it has not started, or is starting, or otherwise.
+func noScheduleYet(state, otherwise string) string {
+	switch state {
+	case league.StateRegistration:
+		return "The league has not started: no schedule yet."
+	case league.StateStarting:
+		return "The league is starting: its schedule is being written."
+	}
+	return otherwise
 }
