@@ -116,15 +116,9 @@ func serveMCPHTTP(ctx context.Context, stdout io.Writer, addr string, srv *mcp.S
 		logger.LogAttrs(ctx, slog.LevelWarn, "reachable beyond loopback, without authentication: whoever reaches it can run leagues and make this host call any URL",
 			slog.String("http", addr))
 	}
-	hs := &http.Server{
-		Handler:           mcpHTTPHandler(srv, logger),
-		ReadHeaderTimeout: httprpc.DefaultReadHeaderTimeout,
-		ReadTimeout:       httprpc.DefaultReadTimeout,
-		WriteTimeout:      mcpWriteTimeout,
-		IdleTimeout:       httprpc.DefaultIdleTimeout,
-		MaxHeaderBytes:    httprpc.DefaultMaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	// The agents' server settings, with the write timeout a whole league
+	// takes.
+	hs := httprpc.NewServer(addr, mcpHTTPHandler(srv, logger), httprpc.ServerConfig{WriteTimeout: mcpWriteTimeout}, logger)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	endpoint := advertised(ctx, ln.Addr().(*net.TCPAddr), "", net.InterfaceAddrs)
