@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport/httprpc"
 )
 
@@ -59,7 +60,7 @@ func (g Gate) Wrap(h http.Handler) http.Handler {
 			deny(w, http.StatusNotFound, msg)
 			return
 		}
-		if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && g.same(bearer) {
+		if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && protocol.SameSecret(bearer, g.Token) {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -68,7 +69,7 @@ func (g Gate) Wrap(h http.Handler) http.Handler {
 			return
 		}
 		if q := r.URL.Query(); q.Has("token") {
-			if !g.same(q.Get("token")) {
+			if !protocol.SameSecret(q.Get("token"), g.Token) {
 				deny(w, http.StatusUnauthorized, "wrong dashboard token")
 				return
 			}
@@ -89,13 +90,6 @@ func (g Gate) Wrap(h http.Handler) http.Handler {
 		}
 		deny(w, http.StatusUnauthorized, "a dashboard token is required: send Authorization: Bearer T, or open /?token=T in a browser")
 	})
-}
-
-// same compares a token given with g's in constant time: both are hashed
-// first, so that not even their lengths tell.
-func (g Gate) same(given string) bool {
-	a, b := sha256.Sum256([]byte(given)), sha256.Sum256([]byte(g.Token))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
 // cookieValue is what the cookie holds: a MAC of the token rather than the

@@ -382,7 +382,7 @@ func admits(got, want, who, name string) error {
 		return nil
 	case got == "":
 		return protocol.Errorf(protocol.ErrAuthenticationFailed, "this league admits %s that carry its %s as auth_token", who, name)
-	case !sameSecret(got, want):
+	case !protocol.SameSecret(got, want):
 		return protocol.Errorf(protocol.ErrAuthTokenInvalid, "auth_token is not this league's %s", name)
 	}
 	return nil
@@ -899,7 +899,7 @@ func (m *Manager) checkAdmin(r *transport.Request) error {
 		if r.Env.AuthToken == "" {
 			return protocol.Errorf(protocol.ErrAuthenticationFailed, "admin operations need the admin token as auth_token")
 		}
-		if !sameSecret(r.Env.AuthToken, m.opts.AdminToken) {
+		if !protocol.SameSecret(r.Env.AuthToken, m.opts.AdminToken) {
 			return protocol.Errorf(protocol.ErrAuthTokenInvalid, "admin operations need the admin token as auth_token")
 		}
 		return nil
@@ -978,12 +978,4 @@ func containsRole(list []protocol.Role, r protocol.Role) bool {
 		}
 	}
 	return false
-}
-
-// sameSecret compares a token given with the one configured in constant
-// time, lengths included (their SHA-256 hashes are compared, as the
-// agents' tokens are).
-func sameSecret(given, want string) bool {
-	g, w := sha256.Sum256([]byte(given)), sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
