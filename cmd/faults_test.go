@@ -51,8 +51,16 @@ func row(rank int, id string, w, d, l, tl, pts int) protocol.StandingRow {
 // than the timeout loses every match as a technical loss and its opponents
 // win; the other matches are those of the healthy league. One that is slow
 // but in time plays the healthy league. On both networks.
+//
+// Only a case whose fault waits for a timeout gets short ones, half a
+// second, which a healthy answer on a loaded machine still fits in many
+// times; the others get the spec's, so that load slows them rather than
+// failing a healthy call. The cases run in parallel: the waits overlap.
 func TestFaultsGiveTechnicalLosses(t *testing.T) {
-	cfg := fastConfig()
+	waits := fastConfig()
+	waits.Timeouts.Join, waits.Timeouts.Choice, waits.Timeouts.Generic = 500*time.Millisecond, time.Second, 500*time.Millisecond
+	spec := config.Default()
+	spec.Retry = waits.Retry
 	random := strategiesOf(t, "random")
 	// seed 42, 4 players: the healthy league of testdata/golden/cli/simulate-4-seed42.txt.
 	healthy := []protocol.StandingRow{row(1, "P04", 2, 0, 1, 0, 6), row(2, "P02", 1, 2, 0, 0, 5),
@@ -64,22 +72,24 @@ func TestFaultsGiveTechnicalLosses(t *testing.T) {
 		row(3, "P01", 0, 0, 3, 3, 0), row(4, "P02", 0, 0, 3, 3, 0)}
 	cases := []struct {
 		faults []string
+		cfg    config.Config
 		want   []protocol.StandingRow
 	}{
-		{nil, healthy},
-		{[]string{"P02=timeout"}, p02Fails},
-		{[]string{"P02=invalid"}, p02Fails},
-		{[]string{"P02=decline"}, p02Fails},
-		{[]string{"P02=crash"}, p02Fails},
-		{[]string{"P02=slow:2s"}, p02Fails},
-		{[]string{"P02=slow:20ms"}, healthy},
-		{[]string{"P01=timeout", "P02=decline"}, bothFail},
+		{nil, spec, healthy},
+		{[]string{"P02=timeout"}, waits, p02Fails},
+		{[]string{"P02=invalid"}, spec, p02Fails},
+		{[]string{"P02=decline"}, spec, p02Fails},
+		{[]string{"P02=crash"}, waits, p02Fails}, // waited for StartGrace
+		{[]string{"P02=slow:2s"}, waits, p02Fails},
+		{[]string{"P02=slow:20ms"}, spec, healthy},
+		{[]string{"P01=timeout", "P02=decline"}, waits, bothFail},
 	}
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		for _, c := range cases {
 			t.Run(strings.Join(c.faults, ","), func(t *testing.T) {
+				t.Parallel()
 				is := is.New(t)
-				lc := playLeague(t, n, leagueSpec{cfg: cfg, seed: 42, players: 4, referees: 1, maxConcurrent: 10,
+				lc := playLeague(t, n.Another(), leagueSpec{cfg: c.cfg, seed: 42, players: 4, referees: 1, maxConcurrent: 10,
 					strategies: random, faults: faultsOf(t, c.faults...)})
 				is.Equal(lc.FinalStandings, c.want) // exact standings
 				is.Equal(lc.TotalMatches, 6)

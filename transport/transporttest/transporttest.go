@@ -55,6 +55,19 @@ func Run(t *testing.T, f func(t *testing.T, n *Net)) {
 	t.Run("http", func(t *testing.T) { f(t, HTTP()) })
 }
 
+// Another is a new network of n's kind, for a subtest that runs in
+// parallel with others: the buses' endpoints are named by agent, and two
+// leagues on one bus would share them.
+func (n *Net) Another() *Net {
+	switch n.Name {
+	case "mem":
+		return Mem()
+	case "mem-codec":
+		return Encoding()
+	}
+	return HTTP()
+}
+
 // IsMem reports whether n is one of the in-memory buses.
 func (n *Net) IsMem() bool { return n.Name != "http" }
 
