@@ -69,7 +69,7 @@ func runExport(ctx context.Context, o *exportOptions) error {
 		return writeJSON(o.stdout, rated)
 	}
 	w := csv.NewWriter(o.stdout)
-	if err := w.Write(append(sqlite.LedgerColumns(), "elo_a", "elo_error_a", "elo_b", "elo_error_b")); err != nil {
+	if err := w.Write(append(league.LedgerColumns(), "elo_a", "elo_error_a", "elo_b", "elo_error_b")); err != nil {
 		return err
 	}
 	for _, r := range rated {
@@ -86,14 +86,14 @@ func runExport(ctx context.Context, o *exportOptions) error {
 // result of the ledger (docs/ratings.md): the same in every row of a
 // player, so that a spreadsheet of the matches can sort or filter by them.
 type ratedLedgerRow struct {
-	sqlite.LedgerRow
+	league.LedgerRow
 	EloA      float64 `json:"elo_a"`
 	EloErrorA float64 `json:"elo_error_a"`
 	EloB      float64 `json:"elo_b"`
 	EloErrorB float64 `json:"elo_error_b"`
 }
 
-func ratedLedger(rows []sqlite.LedgerRow) []ratedLedgerRow {
+func ratedLedger(rows []league.LedgerRow) []ratedLedgerRow {
 	var players []string
 	seen := map[string]bool{}
 	var games []league.Game

@@ -593,7 +593,7 @@ func TestLedger(t *testing.T) {
 	defer s.Close()
 	rows, err = s.Ledger(ctx)
 	is.NoErr(err)
-	want := []sqlite.LedgerRow{
+	want := []league.LedgerRow{
 		{Round: 1, MatchID: "R1M1", PlayerA: "P01", PlayerB: "P04", Status: "DONE", Referee: "REF02", ChoiceA: "odd",
 			ChoiceB: "even", DrawnNumber: 7, Winner: "P01", ResultA: "WIN", ResultB: "LOSS",
 			AssignedAt: "2025-01-15T10:30:01Z", ReportedAt: "2025-01-15T10:30:02Z"},
@@ -611,7 +611,7 @@ func TestLedger(t *testing.T) {
 	is.Equal(rows[1].Record(), []string{"1", "R1M2", "P02", "P03", "DONE", "REF02", "", "odd", "", "", "TECHNICAL_LOSS",
 		"TECHNICAL_LOSS", "P02 E001 TIMEOUT_ERROR: no choice in 30 s; P03 E001 TIMEOUT_ERROR: no answer",
 		"2025-01-15T10:30:01.25Z", "2025-01-15T10:30:03.000000123Z"}) // as a CSV record
-	is.Equal(len(sqlite.LedgerColumns()), len(rows[0].Record()))
+	is.Equal(len(league.LedgerColumns()), len(rows[0].Record()))
 }
 
 // asVersion1 makes s's database as version 1 left it, agents without
