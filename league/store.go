@@ -170,3 +170,19 @@ type Saved struct {
 	// kept.
 	EventSeq uint64
 }
+
+// Summary is one league of a database, as `leaguectl leagues` lists it.
+type Summary struct {
+	LeagueID      string    `json:"league_id"`
+	State         string    `json:"state"` // REGISTRATION, STARTING, RUNNING or COMPLETED
+	Players       int       `json:"players"`
+	Referees      int       `json:"referees"`
+	TotalMatches  int       `json:"total_matches"`
+	MatchesPlayed int       `json:"matches_played"`
+	CreatedAt     time.Time `json:"created_at"`
+	StartedAt     time.Time `json:"started_at,omitzero"`
+	CompletedAt   time.Time `json:"completed_at,omitzero"`
+	// Leader names the manager that serves the league now (its host and
+	// process), empty when none does or the store cannot tell.
+	Leader string `json:"leader,omitzero"`
+}
