@@ -1,35 +1,12 @@
 package sqlite_test
 
 import (
-	"math"
 	"testing"
 
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/league/sqlite"
 )
-
-// TestEventSeq: the bound of the event numbers is kept across a reopen
-// and never goes down, whatever order its writes come in.
-func TestEventSeq(t *testing.T) {
-	is := is.New(t)
-	ctx := testCtx(t)
-	path := dbPath(t)
-	s := open(t, path)
-	is.NoErr(s.CreateLeague(ctx, testLeague))
-	sv, err := s.Load(ctx)
-	is.NoErr(err)
-	is.Equal(sv.EventSeq, uint64(0)) // none kept yet
-	is.NoErr(s.SaveEventSeq(ctx, 4097))
-	is.NoErr(s.SaveEventSeq(ctx, 8193))
-	is.NoErr(s.SaveEventSeq(ctx, 4097)) // a write that came late
-	is.True(s.SaveEventSeq(ctx, math.MaxUint64) != nil)
-	is.NoErr(s.Close())
-
-	sv, err = open(t, path).Load(ctx)
-	is.NoErr(err)
-	is.Equal(sv.EventSeq, uint64(8193)) // the highest, kept
-}
 
 // TestEventSeqVersion5: a database of version 5, which kept no bound,
 // opens and is migrated, its league going on with a bound of 0; read as
