@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/leaguectl/leaguectl/config"
 	"github.com/leaguectl/leaguectl/league"
-	"github.com/leaguectl/leaguectl/league/sqlite"
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
@@ -17,6 +17,10 @@ type exportOptions struct {
 	*rootOptions
 	db     string
 	format string
+	// leagueID is the league to export, leagueGiven whether --league-id
+	// (or the config) named it.
+	leagueID    string
+	leagueGiven bool
 }
 
 func newExportCmd(ro *rootOptions) *cobra.Command {
@@ -27,17 +31,26 @@ func newExportCmd(ro *rootOptions) *cobra.Command {
 		Long: `Write the results ledger of the league in a manager's database: one row per
 scheduled match with its round, players, choices, drawn number, winner, each
 side's result, the reason of a technical loss, the referee and the times.
-Matches not played yet are PENDING. The manager need not be running.`,
-		Example: `  leaguectl export --db leaguectl-league_2025_even_odd.db --output csv > ledger.csv`,
-		Args:    cobra.NoArgs,
+Matches not played yet are PENDING. The manager need not be running.
+
+A PostgreSQL database holds many leagues: --league-id names the one to
+export ('leaguectl leagues' lists them).`,
+		Example: `  leaguectl export --db leaguectl-league_2025_even_odd.db --output csv > ledger.csv
+  leaguectl export --db postgres://league@db.example/leagues --league-id group_b -o csv`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if c.Flags().Changed("format") {
 				fmt.Fprintln(o.stderr, "leaguectl: warning: --format is deprecated; use --output (-o)")
 			}
+			cfg, err := o.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			o.leagueID, o.leagueGiven = cfg.LeagueID, cfg.LeagueID != config.Default().LeagueID || c.Flags().Changed("league-id")
 			return runtimeErr(runExport(c.Context(), o))
 		},
 	}
-	c.Flags().StringVar(&o.db, "db", "", "the manager's SQLite database (required)")
+	c.Flags().StringVar(&o.db, "db", "", "the league's database: the manager's SQLite file, or a PostgreSQL URL postgres://user@host/db with --league-id (required, unless LEAGUECTL_DB or the config's db gives it)")
 	c.Flags().StringVarP(&o.format, "output", "o", "json", "json (one array of objects) or csv (with a header)")
 	// --format was this flag's name before --output was every command's.
 	// Hidden, and warned of by RunE rather than by pflag's Deprecated,
@@ -55,14 +68,14 @@ func runExport(ctx context.Context, o *exportOptions) error {
 	if o.format != "json" && o.format != "csv" {
 		return usagef(fmt.Errorf("--output must be json or csv, got %q", o.format))
 	}
-	s, err := sqlite.OpenExisting(ctx, o.db)
+	s, err := openReader(ctx, o.db, o.leagueID, o.leagueGiven)
 	if err != nil {
-		return &exitError{code: ExitValidation, err: fmt.Errorf("--db %s: %w", o.db, err)}
+		return err
 	}
 	defer s.Close()
 	rows, err := s.Ledger(ctx)
 	if err != nil {
-		return &exitError{code: ExitRuntime, err: fmt.Errorf("read %s: %w", o.db, err)}
+		return &exitError{code: ExitRuntime, err: fmt.Errorf("read %s: %w", shownDB(o.db), err)}
 	}
 	rated := ratedLedger(rows)
 	if o.format == "json" {

@@ -32,9 +32,10 @@ func addFormatFlags(fs *pflag.FlagSet) {
 	fs.Int("rounds", d.Rounds, "swiss: rounds to play, at most players-1 (default players-1)")
 }
 
-// withFormatFlags is keys and, when fs has the format flags, theirs.
+// withFormatFlags is keys and, when fs has the format flags, theirs
+// (--games tells: export's hidden --format is its output's old name).
 func withFormatFlags(keys map[string]string, fs *pflag.FlagSet) map[string]string {
-	if fs.Lookup("format") == nil {
+	if fs.Lookup("games") == nil {
 		return keys
 	}
 	out := maps.Clone(keys)

@@ -93,7 +93,7 @@ serve-referee and serve-player.`,
 	}
 	root.AddCommand(newSimulateCmd(o), newServeManagerCmd(o), newServeRefereeCmd(o), newServePlayerCmd(o),
 		newStartCmd(o), newQueryCmd(o), newPingCmd(o), newExportCmd(o), newCheckCmd(o), newMCPCmd(o))
-	root.AddCommand(newWatchCmd(o))
+	root.AddCommand(newWatchCmd(o), newLeaguesCmd(o))
 	root.AddCommand(newVersionCmd(o))
 	completeFlagValues(root)
 	return root
@@ -106,25 +106,33 @@ func (o *rootOptions) loadConfig(c *cobra.Command) (config.Config, error) {
 }
 
 // configDefaults fills, before cobra checks required flags, what the
-// config file and LEAGUECTL_* give of the flags not set: --log-level and
-// --manager.
+// config file and LEAGUECTL_* give of the flags not set: --log-level,
+// --manager, and the --db of the commands that open a league's database
+// (not simulate's, whose --db is a choice to keep a run).
 func (o *rootOptions) configDefaults(c *cobra.Command) error {
 	mf := c.Flags().Lookup("manager")
 	needManager := mf != nil && !mf.Changed
-	if !needManager && c.Flags().Changed("log-level") {
+	df := c.Flags().Lookup("db")
+	needDB := df != nil && !df.Changed && c.Name() != "simulate"
+	if !needManager && !needDB && c.Flags().Changed("log-level") {
 		return nil
 	}
 	cfg, err := o.loadConfig(c)
 	if err != nil {
-		if needManager {
+		if needManager || needDB {
 			return err
 		}
 		// A command that reads the config says what is wrong with it;
-		// one that does not (export, version) needs none of it.
+		// one that does not (version) needs none of it.
 		return nil
 	}
 	if o.logLevel == "" {
 		o.logLevel = cfg.LogLevel
+	}
+	if needDB && cfg.DB != "" {
+		if err := c.Flags().Set("db", cfg.DB); err != nil {
+			return err
+		}
 	}
 	if needManager && cfg.Manager != "" {
 		return c.Flags().Set("manager", cfg.Manager) // as given: what cobra's required check reads

@@ -16,7 +16,6 @@ import (
 	"github.com/leaguectl/leaguectl/config"
 	"github.com/leaguectl/leaguectl/dashboard"
 	"github.com/leaguectl/leaguectl/league"
-	"github.com/leaguectl/leaguectl/league/sqlite"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/referee"
@@ -154,27 +153,31 @@ with --dashboard-token (docs/dashboard.md).`,
 			if dbPath == "" {
 				dbPath = defaultDBPath(cfg.LeagueID)
 			}
-			// The database is opened once the port is ours: a manager that
-			// cannot listen leaves no file behind.
-			var store *sqlite.Store
-			defer func() {
-				if store != nil {
-					store.Close()
+			var store *managerStore
+			defer func() { store.Close() }()
+			if isPostgres(dbPath) {
+				// Before the port: a standby takes the active manager's
+				// port once it is gone, so that agents find it there.
+				if store, err = leadPostgres(c.Context(), dbPath, cfg.LeagueID, logger); err != nil {
+					if c.Context().Err() != nil {
+						return nil // stopped as a standby
+					}
+					return err
 				}
-			}()
+			}
 			return runtimeErr(serve(c.Context(), ro.stdout, &o.server, "", cfg, logger, func(endpoint string, hc *httprpc.Client) (*agentServer, error) {
-				if store, err = openStore(c.Context(), dbPath); err != nil {
-					return nil, err
-				}
-				tokenKey, err := tokenKeyFor(c.Context(), dbPath, store, logger)
-				if err != nil {
-					return nil, err
+				// A SQLite file is opened once the port is ours: a manager
+				// that cannot listen leaves no file behind.
+				if store == nil {
+					if store, err = openSQLite(c.Context(), dbPath, logger); err != nil {
+						return nil, err
+					}
 				}
 				mo := managerOptions(cfg, seed)
-				mo.TokenKey, mo.AllowUnknownTokens = tokenKey, o.allowUnknownTokens
+				mo.TokenKey, mo.AllowUnknownTokens = store.tokenKey, o.allowUnknownTokens
 				mo.Endpoint, mo.MinPlayers, mo.RegistrationWindow = endpoint, o.minPlayers, window
 				mo.MaxPlayers, mo.MaxReferees = o.maxPlayers, o.maxReferees
-				mo.AdminToken, mo.Store = adminTokenFrom(o.adminToken), store
+				mo.AdminToken, mo.Store = adminTokenFrom(o.adminToken), store.Store
 				mo.RefereeToken = refereeTokenFrom(o.refereeToken)
 				mo.RegistrationToken = registrationTokenFrom(o.registrationToken)
 				client := newAgentClient(hc, cfg, logger)
@@ -184,10 +187,10 @@ with --dashboard-token (docs/dashboard.md).`,
 					if errors.Is(err, league.ErrUnknownTokens) {
 						err = fmt.Errorf("%w (its token key is kept in %s.key)", err, dbPath)
 					}
-					return nil, &exitError{code: ExitValidation, err: fmt.Errorf("--db %s: %w", dbPath, err)}
+					return nil, &exitError{code: ExitValidation, err: fmt.Errorf("--db %s: %w", shownDB(dbPath), err)}
 				}
 				st := mgr.Status()
-				logger.Info("league", "league_id", cfg.LeagueID, "db", dbPath, "state", st.State,
+				logger.Info("league", "league_id", cfg.LeagueID, "db", shownDB(dbPath), "state", st.State,
 					"players", st.Players, "referees", st.Referees, "matches_completed", st.MatchesPlayed,
 					"registration_window", window.String(), "min_players", o.minPlayers,
 					"max_players", o.maxPlayers, "max_referees", o.maxReferees,
@@ -199,20 +202,34 @@ with --dashboard-token (docs/dashboard.md).`,
 					logger.LogAttrs(c.Context(), slog.LevelWarn, "the database holds a league that has completed: "+
 						"this manager serves its final standings and refuses every registration; for a new league, "+
 						"give another --db (or --db :memory:) or another --league-id",
-						slog.String("db", dbPath), slog.String("league_id", cfg.LeagueID), slog.Int("matches", st.TotalMatches))
+						slog.String("db", shownDB(dbPath)), slog.String("league_id", cfg.LeagueID), slog.Int("matches", st.TotalMatches))
 				}
 				dash := dashboard.Handler(mgr, dashboard.Options{Logger: logger})
 				pages := map[string]http.Handler{"GET /{$}": dash, "GET " + dashboard.Prefix: dash,
 					"GET /events": league.EventsHandler(mgr), "GET /metrics": managerMetrics(c.Context(), client, mgr)}
 				return &agentServer{mux: mgr.Handler(), trusted: mgr.Vouches, pages: pages, run: func(ctx context.Context) error {
+					ctx, cancel := context.WithCancelCause(ctx)
+					defer cancel(nil)
+					if store.lost != nil {
+						go func() {
+							select {
+							case <-store.lost:
+								cancel(errTakenOver)
+							case <-ctx.Done():
+							}
+						}()
+					}
 					_, err := mgr.Run(ctx)
+					if cause := context.Cause(ctx); errors.Is(cause, errTakenOver) {
+						return cause
+					}
 					return err
 				}}, nil
 			}))
 		},
 	}
 	o.server.add(c, 8000)
-	c.Flags().StringVar(&o.db, "db", "", "SQLite database of the league (default leaguectl-<league-id>.db here; :memory: for a throwaway run); a restart on the same file resumes the league")
+	c.Flags().StringVar(&o.db, "db", "", "the league's database: a SQLite file (default leaguectl-<league-id>.db here; :memory: for a throwaway run), or a PostgreSQL URL postgres://user@host/db, which holds many leagues and lets a second manager wait as a standby (or LEAGUECTL_DB); a restart on the same database resumes the league")
 	c.Flags().StringVar(&o.adminToken, "admin-token", "", "token that start_league and admin queries must carry (or "+adminTokenEnv+"); without one only this host may use them")
 	c.Flags().StringVar(&o.refereeToken, "referee-token", "", "token a referee's registration must carry (or "+refereeTokenEnv+"); without one any referee may register")
 	c.Flags().StringVar(&o.registrationToken, "registration-token", "", "token a player's registration must carry (or "+registrationTokenEnv+"); without one any player may register")

@@ -102,7 +102,7 @@ would. The same --seed gives the same standings on either transport.`,
 	f.StringVar(&o.transport, "transport", defaultSimulateTransport, "mem (in-memory bus) or http (loopback HTTP)")
 	addFormatFlags(f)
 	f.StringVarP(&o.output, "output", "o", "table", "table or json")
-	f.StringVar(&o.db, "db", "", "record the league in this SQLite database, and resume the league it holds; "+
+	f.StringVar(&o.db, "db", "", "record the league in this SQLite file or PostgreSQL database (postgres://…), and resume the league it holds; "+
 		"costs about "+dbCost+" (default: memory only)")
 	f.BoolVar(&o.crosstable, "crosstable", false, "print the crosstable after the standings (--output json always has it)")
 	f.BoolVar(&o.yes, "yes", false, "play a league of more than 10 million matches, or of more than half the machine's memory, "+
@@ -289,7 +289,7 @@ func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simu
 	var tokenKey []byte
 	resuming := false
 	if o.db != "" {
-		s, err := storeOrErr(sqlite.OpenUnflushed(ctx, o.db))
+		s, err := o.openDB(ctx, cfg.LeagueID, logger)
 		if err != nil {
 			return nil, err
 		}
@@ -303,15 +303,10 @@ func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simu
 				return nil, err
 			}
 			seed, resuming = saved.League.Seed, saved.State != league.StateCompleted
-			logger.LogAttrs(ctx, slog.LevelInfo, "resuming the league of the database", slog.String("db", o.db),
+			logger.LogAttrs(ctx, slog.LevelInfo, "resuming the league of the database", slog.String("db", shownDB(o.db)),
 				slog.String("state", saved.State), slog.Int("results", len(saved.Results)))
 		}
-		// Kept beside the database, as serve-manager's: the resumed
-		// manager makes its agents' tokens again and signs as before.
-		if tokenKey, err = tokenKeyFor(ctx, o.db, s, logger); err != nil {
-			return nil, err
-		}
-		store = s
+		store, tokenKey = s.Store, s.tokenKey
 	}
 	total := o.players * (o.players - 1) / 2
 	// With --output json the whole output is the result, for a program
@@ -384,4 +379,20 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+}
+
+// openDB opens simulate's --db with its token key: a SQLite file beside
+// which the key is kept, or a league of a PostgreSQL database, which this
+// run leads until it ends (a second run of the same league waits).
+func (o *simulateOptions) openDB(ctx context.Context, leagueID string, logger *slog.Logger) (*managerStore, error) {
+	if isPostgres(o.db) {
+		return leadPostgres(ctx, o.db, leagueID, logger)
+	}
+	s, err := storeOrErr(sqlite.OpenUnflushed(ctx, o.db))
+	if err != nil {
+		return nil, err
+	}
+	// Kept beside the database, as serve-manager's: the resumed manager
+	// makes its agents' tokens again and signs as before.
+	return withTokenKey(ctx, o.db, s, logger)
 }

@@ -60,7 +60,7 @@ func (o *simulateOptions) resumable(saved *league.Saved, cfg config.Config) erro
 	for _, a := range saved.Agents {
 		if !strings.HasPrefix(a.Endpoint, mem.Scheme+"://") || o.transport != "mem" {
 			return usagef(fmt.Errorf("--db %s holds league %s played over loopback HTTP, whose agents' ports ended with "+
-				"their process: only a league of --transport mem can be resumed; give a new --db", o.db, saved.League.LeagueID))
+				"their process: only a league of --transport mem can be resumed; give a new --db", shownDB(o.db), saved.League.LeagueID))
 		}
 		if a.Role == protocol.RoleReferee {
 			referees++
@@ -80,7 +80,7 @@ func (o *simulateOptions) resumable(saved *league.Saved, cfg config.Config) erro
 			plural(o.players, "player", "players"), plural(o.referees, "referee", "referees"))
 	}
 	if why != "" {
-		return usagef(fmt.Errorf("--db %s holds a league of %s: resume it with the flags it was started with, or give a new --db", o.db, why))
+		return usagef(fmt.Errorf("--db %s holds a league of %s: resume it with the flags it was started with, or give a new --db", shownDB(o.db), why))
 	}
 	return nil
 }

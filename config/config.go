@@ -34,6 +34,10 @@ type Config struct {
 	// one (--manager of query, start, watch, serve-referee, serve-player),
 	// so it need not be repeated on each; "" is none.
 	Manager string `mapstructure:"manager"`
+	// DB is the league's database of the commands that open one
+	// (serve-manager, export, leagues): a SQLite file, or a PostgreSQL
+	// URL (postgres://…); "" leaves each command its own default.
+	DB string `mapstructure:"db"`
 	// LogLevel is --log-level's: debug, info, warn or error; "" leaves
 	// each command its own default.
 	LogLevel string `mapstructure:"log_level"`

@@ -66,6 +66,7 @@ func TestKeys(t *testing.T) {
 	is.Equal(Keys(), []string{
 		"breaker.failure_threshold",
 		"breaker.reset_timeout",
+		"db",
 		"league.format",
 		"league.games",
 		"league.gauntlet_seeds",
