@@ -24,6 +24,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/matryer/is"
 
+	"github.com/leaguectl/leaguectl/internal/pgtest"
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
@@ -51,7 +52,7 @@ func bin(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Run(m)
 	if b, err := binary(); err == nil {
 		os.RemoveAll(filepath.Dir(b))
 	}
@@ -62,12 +63,40 @@ func TestMain(m *testing.M) {
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// wrote, when made, has a value after each write (waitFor).
+	wrote chan struct{}
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.wrote != nil {
+		select {
+		case l.wrote <- struct{}{}:
+		default:
+		}
+	}
 	return l.b.Write(p)
+}
+
+// waitFor returns once the buffer holds s, or fails t after bound.
+func (l *lockedBuffer) waitFor(t *testing.T, s string, bound time.Duration) {
+	t.Helper()
+	l.mu.Lock()
+	if l.wrote == nil {
+		l.wrote = make(chan struct{}, 1)
+	}
+	wrote := l.wrote
+	l.mu.Unlock()
+	deadline := time.NewTimer(bound)
+	defer deadline.Stop()
+	for !strings.Contains(l.String(), s) {
+		select {
+		case <-wrote:
+		case <-deadline.C:
+			t.Fatalf("no %q in %s:\n%s", s, bound, l)
+		}
+	}
 }
 
 func (l *lockedBuffer) String() string {
@@ -114,6 +143,26 @@ func startServer(t *testing.T, name string, args ...string) *server {
 // when the test ends.
 func startProcess(t *testing.T, name string, argv ...string) *server {
 	t.Helper()
+	s, lines := launch(t, name, argv...)
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			t.Fatalf("%s exited before printing its endpoint:\n%s", name, s.stderr)
+		}
+		s.endpoint = line
+	case <-deadline.C:
+		t.Fatalf("%s printed no endpoint in 10 s:\n%s", name, s.stderr)
+	}
+	return s
+}
+
+// launch starts a program that serves an agent as serve-* does, and stops
+// it when the test ends; the first line of its stdout, its endpoint, comes
+// on lines (closed if it exits before printing one).
+func launch(t *testing.T, name string, argv ...string) (*server, <-chan string) {
+	t.Helper()
 	s := &server{name: name, cmd: exec.Command(argv[0], argv[1:]...), stderr: &lockedBuffer{}, exited: make(chan error, 1)}
 	s.cmd.Stderr = s.stderr
 	stdout, err := s.cmd.StdoutPipe()
@@ -135,18 +184,7 @@ func startProcess(t *testing.T, name string, argv ...string) *server {
 		s.exited <- s.cmd.Wait()
 	}()
 	t.Cleanup(func() { s.stop(t) })
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	select {
-	case line, ok := <-lines:
-		if !ok {
-			t.Fatalf("%s exited before printing its endpoint:\n%s", name, s.stderr)
-		}
-		s.endpoint = line
-	case <-deadline.C:
-		t.Fatalf("%s printed no endpoint in 10 s:\n%s", name, s.stderr)
-	}
-	return s
+	return s, lines
 }
 
 func (s *server) stop(t *testing.T) {
