@@ -7,6 +7,10 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/league/postgres"
@@ -50,8 +54,10 @@ func (m *managerStore) Close() error {
 	return m.close()
 }
 
-// errTakenOver ends a manager whose league another manager took over.
-var errTakenOver = errors.New("another manager took this league over (its database says so); this one stops serving it")
+// errTakenOver ends a manager that no longer leads its league: another
+// manager took it over, or its connection to the database that held the
+// lead failed, and another may take it over at any moment.
+var errTakenOver = errors.New("this manager lost the lead of its league (another manager took it over, or its connection to the database failed): it stops serving the league, so that two never do")
 
 // leadPostgres opens the league's PostgreSQL database and returns once
 // this manager is the league's one active manager: while another is, it
@@ -62,12 +68,16 @@ func leadPostgres(ctx context.Context, db, leagueID string, logger *slog.Logger)
 		return nil, dbOpenErr(db, err)
 	}
 	waited := false
-	err = s.Lead(ctx, func(holder string) {
+	if err := leadOrWait(ctx, s, func(holder string) {
+		if !waited {
+			logger.LogAttrs(ctx, slog.LevelInfo, "standby: another manager serves this league; waiting to take it over",
+				slog.String("league_id", leagueID), slog.String("db", shownDB(db)), slog.String("active", holder))
+		}
 		waited = true
-		logger.LogAttrs(ctx, slog.LevelInfo, "standby: another manager serves this league; waiting to take it over",
-			slog.String("league_id", leagueID), slog.String("db", shownDB(db)), slog.String("active", holder))
-	})
-	if err != nil {
+	}, func(err error, next time.Duration) {
+		logger.LogAttrs(ctx, slog.LevelWarn, "standby: lost the database while waiting; trying again",
+			slog.String("error", err.Error()), slog.Duration("after", next))
+	}); err != nil {
 		s.Close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -86,6 +96,30 @@ func leadPostgres(ctx context.Context, db, leagueID string, logger *slog.Logger)
 	}
 	logger.LogAttrs(ctx, slog.LevelInfo, "token key", slog.String("kept_in", "database"), slog.Bool("created", created))
 	return &managerStore{Store: s, close: s.Close, tokenKey: key, lost: s.Lost()}, nil
+}
+
+// leadOrWait is s.Lead, tried again while it fails for want of the
+// database (a restart of the server, a connection dropped): a standby
+// waits out an outage of the database as it waits out the active manager.
+// Only ctx ends it, or a store closed.
+func leadOrWait(ctx context.Context, s *postgres.Store, waiting func(holder string), retrying func(err error, next time.Duration)) error {
+	bo := backoff.NewExponentialBackOff()
+	bo.InitialInterval, bo.MaxInterval = 500*time.Millisecond, 15*time.Second
+	for {
+		err := s.Lead(ctx, waiting)
+		if err == nil || ctx.Err() != nil || errors.Is(err, postgres.ErrClosed) {
+			return err
+		}
+		next := bo.NextBackOff()
+		retrying(err, next)
+		t := time.NewTimer(next)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
 }
 
 // openSQLite opens the league's SQLite file, holding it until the store
@@ -110,12 +144,15 @@ func withTokenKey(ctx context.Context, path string, s *sqlite.Store, logger *slo
 }
 
 // dbOpenErr types the error of an open of a PostgreSQL --db: a newer
-// schema is the organiser's to settle (exit 1); anything else may pass
-// (a server not up yet) and is a runtime error.
+// schema is the organiser's to settle (exit 1), a server that cannot be
+// reached is a network error (exit 2), and anything else a runtime one.
 func dbOpenErr(db string, err error) error {
 	err = fmt.Errorf("--db %s: %w", shownDB(db), err)
 	if errors.Is(err, postgres.ErrNewerSchema) {
 		return &exitError{code: ExitValidation, err: fmt.Errorf("%w; use the leaguectl that wrote it", err)}
+	}
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return &exitError{code: ExitNetwork, err: err}
 	}
 	return runtimeErr(err)
 }

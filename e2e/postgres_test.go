@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/internal/pgtest"
@@ -36,8 +38,8 @@ func ledgerOf(t *testing.T, db, leagueID string, matches int) {
 }
 
 // TestStandbyTakesOver: two managers of one league on one PostgreSQL
-// database: the second waits as a standby; the active one is SIGKILLed in
-// the middle of the league; the standby takes its port and the league
+// database: the second waits as a standby, through the loss of its own
+// connection; the active one is SIGKILLed in the middle of the league; the standby takes its port and the league
 // over, and the league ends with every match counted once and the
 // standings of an uninterrupted run with the same seed.
 func TestStandbyTakesOver(t *testing.T) {
@@ -52,6 +54,25 @@ func TestStandbyTakesOver(t *testing.T) {
 		t.Fatalf("the standby listens at %s while the active manager lives", line)
 	default:
 	}
+	// The standby loses its connection as it waits (a restart of the
+	// database server would do the same): it connects again and waits on.
+	conn, err := pgx.Connect(t.Context(), db)
+	is.NoErr(err)
+	defer conn.Close(context.Background())
+	// The standby logs that it waits just before it asks for the lock:
+	// its wait shows in pg_stat_activity once the server has it.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var ended int
+		is.NoErr(conn.QueryRow(t.Context(), `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE application_name LIKE 'leaguectl leader %' AND wait_event_type = 'Lock') t`).Scan(&ended))
+		if ended == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby's wait for the lock never showed:\n%s", standby.stderr)
+		}
+	}
+	standby.stderr.waitFor(t, "standby: lost the database while waiting; trying again", 30*time.Second)
 	mgr.kill(t)
 	select {
 	case line, ok := <-endpoint:

@@ -98,7 +98,7 @@ func Leagues(ctx context.Context, url string) ([]league.Summary, error) {
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", redact(url), err)
+		return nil, err
 	}
 	defer closeConn(conn)
 	v, err := version(ctx, conn)

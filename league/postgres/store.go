@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,7 +119,7 @@ func Open(ctx context.Context, url, leagueID string, o Options) (*Store, error) 
 	}
 	if err := migrate(ctx, s.pool, migrations()); err != nil {
 		s.pool.Close()
-		return nil, fmt.Errorf("%s: %w", redact(url), err)
+		return nil, err
 	}
 	s.version = SchemaVersion
 	return s, nil
@@ -139,7 +140,7 @@ func OpenReader(ctx context.Context, url, leagueID string) (*Store, error) {
 	}
 	if err != nil {
 		s.pool.Close()
-		return nil, fmt.Errorf("%s: %w", redact(url), err)
+		return nil, err
 	}
 	s.reader, s.version = true, v
 	return s, nil
@@ -151,7 +152,9 @@ func connect(ctx context.Context, url, leagueID string, o Options) (*Store, erro
 		// pgx's error may quote the URL, and so its password.
 		return nil, errors.New("not a PostgreSQL URL (postgres://user@host/database)")
 	}
-	cfg.MaxConns = maxConns
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = maxConns // unless the organiser chose
+	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "leaguectl"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err == nil {
@@ -161,7 +164,7 @@ func connect(ctx context.Context, url, leagueID string, o Options) (*Store, erro
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", redact(url), err)
+		return nil, err
 	}
 	if o.Holder == "" {
 		host, _ := os.Hostname()
@@ -176,15 +179,6 @@ func connect(ctx context.Context, url, leagueID string, o Options) (*Store, erro
 	closing, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &Store{pool: pool, leagueID: leagueID, holder: o.Holder, opts: o, closing: closing, cancel: cancel,
 		lost: make(chan struct{})}, nil
-}
-
-// redact is url without its password, for errors.
-func redact(url string) string {
-	cfg, err := pgconn.ParseConfig(url)
-	if err != nil {
-		return "the database"
-	}
-	return fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
 }
 
 // Version is the schema version of the database: SchemaVersion for a
