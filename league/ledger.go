@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
@@ -51,4 +53,17 @@ func TechnicalLossText(losses []protocol.TechnicalLoss) string {
 		parts[i] = fmt.Sprintf("%s %s %s: %s", t.PlayerID, t.ErrorCode, t.ErrorCode.Name(), t.Reason)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// StoredTechnicalLosses is the technical_loss column of a result whose
+// technical losses a store keeps as a JSON array: "" for none.
+func StoredTechnicalLosses(stored string) (string, error) {
+	if stored == "" || stored == "[]" {
+		return "", nil
+	}
+	var losses []protocol.TechnicalLoss
+	if err := json.Unmarshal([]byte(stored), &losses); err != nil {
+		return "", err
+	}
+	return TechnicalLossText(losses), nil
 }

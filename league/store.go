@@ -171,6 +171,24 @@ type Saved struct {
 	EventSeq uint64
 }
 
+// AddMatch adds p to sv.Rounds after the matches of its round added
+// before it: a store reads its schedule in order and adds each match.
+func (sv *Saved) AddMatch(p Pairing) {
+	for len(sv.Rounds) < p.Round {
+		sv.Rounds = append(sv.Rounds, nil)
+	}
+	sv.Rounds[p.Round-1] = append(sv.Rounds[p.Round-1], p)
+}
+
+// AddAssignment records in sv.Assignments that match went to referee,
+// after the hand-overs added before it.
+func (sv *Saved) AddAssignment(match, referee string) {
+	if sv.Assignments == nil {
+		sv.Assignments = map[string][]string{}
+	}
+	sv.Assignments[match] = append(sv.Assignments[match], referee)
+}
+
 // Summary is one league of a database, as `leaguectl leagues` lists it.
 type Summary struct {
 	LeagueID      string    `json:"league_id"`

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-json-experiment/json"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/leaguectl/leaguectl/league"
@@ -68,12 +67,8 @@ func (s *Store) Ledger(ctx context.Context) ([]league.LedgerRow, error) {
 		if drawn != nil {
 			l.DrawnNumber = *drawn
 		}
-		if tl != nil && *tl != "[]" {
-			var losses []protocol.TechnicalLoss
-			if err := json.Unmarshal([]byte(*tl), &losses); err != nil {
-				return nil, fmt.Errorf("%s: %w", l.MatchID, err)
-			}
-			l.TechnicalLoss = league.TechnicalLossText(losses)
+		if l.TechnicalLoss, err = league.StoredTechnicalLosses(str(tl)); err != nil {
+			return nil, fmt.Errorf("%s: %w", l.MatchID, err)
 		}
 		out = append(out, l)
 	}

@@ -742,10 +742,7 @@ func (s *Store) loadMatches(ctx context.Context, tx pgx.Tx, sv *league.Saved) er
 		if p.Round < 1 {
 			return fmt.Errorf("match %s: round %d", p.MatchID, p.Round)
 		}
-		for len(sv.Rounds) < p.Round {
-			sv.Rounds = append(sv.Rounds, nil)
-		}
-		sv.Rounds[p.Round-1] = append(sv.Rounds[p.Round-1], p)
+		sv.AddMatch(p)
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -761,10 +758,7 @@ func (s *Store) loadMatches(ctx context.Context, tx pgx.Tx, sv *league.Saved) er
 		if err := arows.Scan(&m, &r); err != nil {
 			return err
 		}
-		if sv.Assignments == nil {
-			sv.Assignments = map[string][]string{}
-		}
-		sv.Assignments[m] = append(sv.Assignments[m], r)
+		sv.AddAssignment(m, r)
 	}
 	return arows.Err()
 }

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/leaguectl/leaguectl/league"
-	"github.com/leaguectl/leaguectl/protocol"
 )
 
 // ledgerTime is a stored time as the ledger shows it: RFC 3339, without
@@ -55,12 +52,8 @@ func (s *Store) ledger(ctx context.Context) ([]league.LedgerRow, error) {
 		l.ResultA, l.ResultB = sa.String, sb.String
 		l.AssignedAt, l.ReportedAt = ledgerTime(assigned), ledgerTime(reported)
 		l.DrawnNumber = int(drawn.Int64)
-		if tl.Valid && tl.String != "[]" {
-			var losses []protocol.TechnicalLoss
-			if err := json.Unmarshal([]byte(tl.String), &losses); err != nil {
-				return nil, fmt.Errorf("%s: %w", l.MatchID, err)
-			}
-			l.TechnicalLoss = league.TechnicalLossText(losses)
+		if l.TechnicalLoss, err = league.StoredTechnicalLosses(tl.String); err != nil {
+			return nil, fmt.Errorf("%s: %w", l.MatchID, err)
 		}
 		out = append(out, l)
 	}

@@ -942,10 +942,7 @@ func loadMatches(ctx context.Context, tx *sql.Tx, sv *league.Saved) error {
 		if err := rows.Scan(&p.MatchID, &p.Round, &p.A, &p.B); err != nil {
 			return err
 		}
-		for len(sv.Rounds) < p.Round {
-			sv.Rounds = append(sv.Rounds, nil)
-		}
-		sv.Rounds[p.Round-1] = append(sv.Rounds[p.Round-1], p)
+		sv.AddMatch(p)
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -961,10 +958,7 @@ func loadMatches(ctx context.Context, tx *sql.Tx, sv *league.Saved) error {
 		if err := arows.Scan(&m, &r); err != nil {
 			return err
 		}
-		if sv.Assignments == nil {
-			sv.Assignments = map[string][]string{}
-		}
-		sv.Assignments[m] = append(sv.Assignments[m], r)
+		sv.AddAssignment(m, r)
 	}
 	return arows.Err()
 }
