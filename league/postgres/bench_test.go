@@ -7,13 +7,14 @@ import (
 
 	"github.com/leaguectl/leaguectl/internal/pgtest"
 	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/league/storetest"
 )
 
 // BenchmarkSaveResult: results of distinct matches written from many
 // goroutines, as referees report them; each a fenced transaction.
 func BenchmarkSaveResult(b *testing.B) {
 	const matches = 100000
-	s := started(b, pgtest.Database(b), oneRound(matches))
+	s := started(b, pgtest.Database(b), storetest.OneRound(matches))
 	ctx := testCtx(b)
 	var next atomic.Int64
 	b.SetParallelism(8)
@@ -26,7 +27,7 @@ func BenchmarkSaveResult(b *testing.B) {
 				return
 			}
 			p := league.Pairing{Round: 1, MatchID: fmt.Sprintf("R1M%d", i)}
-			if _, err := s.SaveResult(ctx, win(p, "REF01", at(i))); err != nil {
+			if _, err := s.SaveResult(ctx, storetest.Win(p, "REF01", storetest.At(i))); err != nil {
 				b.Error(err)
 				return
 			}

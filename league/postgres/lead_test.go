@@ -11,6 +11,7 @@ import (
 	"github.com/leaguectl/leaguectl/internal/pgtest"
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/league/postgres"
+	"github.com/leaguectl/leaguectl/league/storetest"
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
@@ -84,7 +85,7 @@ func TestLead(t *testing.T) {
 		waited, led := leadAsync(ctx, b)
 		is.Equal(<-waited, "host-a:1") // b waits, and is told for whom
 
-		is.NoErr(a.SaveAgent(ctx, agentRec("P01", protocol.RolePlayer, 0, at(1)))) // a still leads meanwhile
+		is.NoErr(a.SaveAgent(ctx, storetest.AgentRec("P01", protocol.RolePlayer, 0, storetest.At(1)))) // a still leads meanwhile
 		select {
 		case err := <-led:
 			t.Fatalf("b led while a did: %v", err)
@@ -94,7 +95,7 @@ func TestLead(t *testing.T) {
 		is.NoErr(<-led)                          // b leads once a gave the league up
 		is.True(epoch(t, url, leagueID) > first) // a new epoch
 		is.True(closed(ctx, a.Lost()))           // Close ends a's leadership
-		is.NoErr(b.SaveAgent(ctx, agentRec("P02", protocol.RolePlayer, 0, at(2))))
+		is.NoErr(b.SaveAgent(ctx, storetest.AgentRec("P02", protocol.RolePlayer, 0, storetest.At(2))))
 		sv, err := b.Load(ctx)
 		is.NoErr(err)
 		is.Equal(len(sv.Agents), 2) // what a wrote, and b's
@@ -120,18 +121,18 @@ func TestLead(t *testing.T) {
 		is.NoErr(<-led)                   // b takes the league over
 		is.True(epoch(t, url, leagueID) > first)
 		// a has not closed, and may not know yet: its writes fail all the same.
-		err := a.SaveAgent(ctx, agentRec("P01", protocol.RolePlayer, 0, at(1)))
+		err := a.SaveAgent(ctx, storetest.AgentRec("P01", protocol.RolePlayer, 0, storetest.At(1)))
 		is.True(errors.Is(err, postgres.ErrNotLeader)) // fenced
 		is.True(closed(ctx, a.Lost()))                 // a knows it lost the league
 		_, err = a.SaveResult(ctx, league.ResultRecord{MatchID: "R1M1"})
 		is.True(errors.Is(err, postgres.ErrNotLeader))
-		is.True(errors.Is(a.SaveCompletion(ctx, at(9)), postgres.ErrNotLeader))
+		is.True(errors.Is(a.SaveCompletion(ctx, storetest.At(9)), postgres.ErrNotLeader))
 
 		sv, err := b.Load(ctx)
 		is.NoErr(err)
 		is.Equal(sv.State, league.StateRegistration) // nothing a wrote after the takeover
 		is.Equal(sv.Agents, nil)
-		is.NoErr(b.SaveAgent(ctx, agentRec("P02", protocol.RolePlayer, 0, at(2)))) // b writes
+		is.NoErr(b.SaveAgent(ctx, storetest.AgentRec("P02", protocol.RolePlayer, 0, storetest.At(2)))) // b writes
 		is.NoErr(a.Close())
 	})
 	t.Run("connection killed, no other manager", func(t *testing.T) {
@@ -224,18 +225,18 @@ func TestLeagues(t *testing.T) {
 	is.NoErr(a.CreateLeague(ctx, testLeague("league_a")))
 	is.NoErr(b.CreateLeague(ctx, testLeague("league_b")))
 	for _, id := range []string{"P01", "P02", "P03", "P04"} {
-		is.NoErr(a.SaveAgent(ctx, agentRec(id, protocol.RolePlayer, 0, at(1))))
+		is.NoErr(a.SaveAgent(ctx, storetest.AgentRec(id, protocol.RolePlayer, 0, storetest.At(1))))
 	}
-	is.NoErr(a.SaveAgent(ctx, agentRec("REF01", protocol.RoleReferee, 2, at(2))))
+	is.NoErr(a.SaveAgent(ctx, storetest.AgentRec("REF01", protocol.RoleReferee, 2, storetest.At(2))))
 	for _, id := range []string{"P01", "P02"} { // the same ids and endpoints as a's
-		is.NoErr(b.SaveAgent(ctx, agentRec(id, protocol.RolePlayer, 0, at(1))))
+		is.NoErr(b.SaveAgent(ctx, storetest.AgentRec(id, protocol.RolePlayer, 0, storetest.At(1))))
 	}
-	rounds := oneRound(2)
-	is.NoErr(a.SaveSchedule(ctx, at(5), rounds))
-	_, err = a.SaveResult(ctx, win(rounds[0][0], "REF01", at(6)))
+	rounds := storetest.OneRound(2)
+	is.NoErr(a.SaveSchedule(ctx, storetest.At(5), rounds))
+	_, err = a.SaveResult(ctx, storetest.Win(rounds[0][0], "REF01", storetest.At(6)))
 	is.NoErr(err)
-	is.NoErr(b.SaveSchedule(ctx, at(7), oneRound(1)))
-	is.True(b.BeginSchedule(ctx, at(8)) != nil) // b runs: refused, a untouched
+	is.NoErr(b.SaveSchedule(ctx, storetest.At(7), storetest.OneRound(1)))
+	is.True(b.BeginSchedule(ctx, storetest.At(8)) != nil) // b runs: refused, a untouched
 
 	sa, err := a.Load(ctx)
 	is.NoErr(err)
@@ -250,17 +251,17 @@ func TestLeagues(t *testing.T) {
 
 	want := []league.Summary{
 		{LeagueID: "league_a", State: league.StateRunning, Players: 4, Referees: 1, TotalMatches: 2, MatchesPlayed: 1,
-			CreatedAt: at(0), StartedAt: at(5), Leader: "host-a:1"},
+			CreatedAt: storetest.At(0), StartedAt: storetest.At(5), Leader: "host-a:1"},
 		{LeagueID: "league_b", State: league.StateRunning, Players: 2, TotalMatches: 1,
-			CreatedAt: at(0), StartedAt: at(7), Leader: "host-b:2"},
+			CreatedAt: storetest.At(0), StartedAt: storetest.At(7), Leader: "host-b:2"},
 	}
 	got, err = postgres.Leagues(ctx, url)
 	is.NoErr(err)
 	is.Equal(got, want)
 
-	is.NoErr(b.SaveCompletion(ctx, at(9)))
+	is.NoErr(b.SaveCompletion(ctx, storetest.At(9)))
 	is.NoErr(b.Close())
-	want[1].State, want[1].CompletedAt, want[1].Leader = league.StateCompleted, at(9), ""
+	want[1].State, want[1].CompletedAt, want[1].Leader = league.StateCompleted, storetest.At(9), ""
 	got, err = postgres.Leagues(ctx, url)
 	is.NoErr(err)
 	is.Equal(got, want) // no one leads b now

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -15,15 +14,11 @@ import (
 	"github.com/leaguectl/leaguectl/internal/pgtest"
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/league/postgres"
+	"github.com/leaguectl/leaguectl/league/storetest"
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// at is a time of the test league, ns nanoseconds after 10:30:00 UTC.
-func at(ns int64) time.Time {
-	return time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC).Add(time.Duration(ns))
-}
 
 func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -57,28 +52,7 @@ const leagueID = "league_2025_even_odd"
 
 func testLeague(id string) league.LeagueRecord {
 	return league.LeagueRecord{LeagueID: id, Seed: math.MaxUint64,
-		Scoring: league.Scoring{Win: 5, Draw: 2, Loss: -1}, CreatedAt: at(0)}
-}
-
-func agentRec(id string, role protocol.Role, capacity int, registered time.Time) league.AgentRecord {
-	token := "tok_" + string(role) + "_" + id + "_00112233445566778899aabbccddeeff"
-	return league.AgentRecord{ID: id, Role: role, DisplayName: "Agent " + id, Endpoint: "http://agents.invalid/" + id,
-		TokenHash: sha256.Sum256([]byte(token)), Capacity: capacity, RegisteredAt: registered}
-}
-
-// oneRound is a schedule of n matches in one round.
-func oneRound(n int) [][]league.Pairing {
-	round := make([]league.Pairing, n)
-	for i := range round {
-		round[i] = league.Pairing{Round: 1, MatchID: fmt.Sprintf("R1M%d", i+1), A: fmt.Sprintf("P%03d", 2*i+1), B: fmt.Sprintf("P%03d", 2*i+2)}
-	}
-	return [][]league.Pairing{round}
-}
-
-func win(p league.Pairing, referee string, reported time.Time) league.ResultRecord {
-	return league.ResultRecord{MatchID: p.MatchID, Round: p.Round, Referee: referee, StatusA: protocol.ResultWin,
-		StatusB: protocol.ResultLoss, Winner: p.A, DrawnNumber: 4, ChoiceA: "even", ChoiceB: "odd",
-		ConversationID: "conv-" + p.MatchID, ReportedAt: reported}
+		Scoring: league.Scoring{Win: 5, Draw: 2, Loss: -1}, CreatedAt: storetest.At(0)}
 }
 
 // started is a leading store of a league with a schedule.
@@ -88,7 +62,7 @@ func started(t testing.TB, url string, rounds [][]league.Pairing) *postgres.Stor
 	s := leader(t, url, leagueID, "host-a:1")
 	ctx := testCtx(t)
 	is.NoErr(s.CreateLeague(ctx, testLeague(leagueID)))
-	is.NoErr(s.SaveSchedule(ctx, at(1), rounds))
+	is.NoErr(s.SaveSchedule(ctx, storetest.At(1), rounds))
 	return s
 }
 
@@ -107,11 +81,11 @@ func TestRoundTrip(t *testing.T) {
 	is.Equal(*sv, league.Saved{League: testLeague(leagueID), State: league.StateRegistration}) // a new league: nothing else, all nil
 
 	paris := time.FixedZone("CET", 3600)
-	ref := agentRec("REF01", protocol.RoleReferee, 2, at(100).In(paris))
-	p1 := agentRec("P01", protocol.RolePlayer, 0, at(999999999))
+	ref := storetest.AgentRec("REF01", protocol.RoleReferee, 2, storetest.At(100).In(paris))
+	p1 := storetest.AgentRec("P01", protocol.RolePlayer, 0, storetest.At(999999999))
 	p1.TokenNonce = []byte{0, 1, 2, 0xfe, 0xff} // made with the token key; the others without
 	p1.MatchTickets = true
-	p2 := agentRec("P02", protocol.RolePlayer, 0, at(1000000000)) // a whole second
+	p2 := storetest.AgentRec("P02", protocol.RolePlayer, 0, storetest.At(1000000000)) // a whole second
 	for _, a := range []league.AgentRecord{ref, p1, p2} {
 		is.NoErr(s.SaveAgent(ctx, a))
 	}
@@ -119,16 +93,16 @@ func TestRoundTrip(t *testing.T) {
 		{{Round: 1, MatchID: "R1M1", A: "P01", B: "P02"}},
 		{{Round: 2, MatchID: "R2M1", A: "P02", B: "P01"}},
 	}
-	is.NoErr(s.SaveSchedule(ctx, at(2000000001), rounds))
-	is.NoErr(s.SaveAssignment(ctx, "R1M1", "REF01", at(3000000000)))
-	is.NoErr(s.SaveAssignment(ctx, "R1M1", "REF01", at(3500000000))) // again: the first time stands
+	is.NoErr(s.SaveSchedule(ctx, storetest.At(2000000001), rounds))
+	is.NoErr(s.SaveAssignment(ctx, "R1M1", "REF01", storetest.At(3000000000)))
+	is.NoErr(s.SaveAssignment(ctx, "R1M1", "REF01", storetest.At(3500000000))) // again: the first time stands
 	r1 := league.ResultRecord{MatchID: "R1M1", Round: 1, Referee: "REF01", StatusA: protocol.ResultDraw,
 		StatusB: protocol.ResultDraw, DrawnNumber: 10, ChoiceA: "even", ChoiceB: "even", Reason: "both even",
-		ConversationID: "conv-R1M1", ReportedAt: at(4000000001).In(paris)}
+		ConversationID: "conv-R1M1", ReportedAt: storetest.At(4000000001).In(paris)}
 	r2 := league.ResultRecord{MatchID: "R2M1", Round: 2, Referee: "REF01", StatusA: protocol.ResultWin,
 		StatusB: protocol.ResultTechnicalLoss, Winner: "P02",
 		TechnicalLosses: []protocol.TechnicalLoss{{PlayerID: "P01", ErrorCode: protocol.ErrTimeout, Action: "forfeit", Reason: "no answer in 30 s"}},
-		ConversationID:  "conv-R2M1", ReportedAt: at(5000000000)}
+		ConversationID:  "conv-R2M1", ReportedAt: storetest.At(5000000000)}
 	for _, r := range []league.ResultRecord{r2, r1} { // counted in this order
 		inserted, err := s.SaveResult(ctx, r)
 		is.NoErr(err)
@@ -137,7 +111,7 @@ func TestRoundTrip(t *testing.T) {
 	is.NoErr(s.SaveRoundClosed(ctx, 2))
 	is.NoErr(s.SaveRoundClosed(ctx, 1)) // never goes back
 	is.NoErr(s.SaveEventSeq(ctx, 4097))
-	is.NoErr(s.SaveCompletion(ctx, at(6000000999)))
+	is.NoErr(s.SaveCompletion(ctx, storetest.At(6000000999)))
 	is.NoErr(s.Close())
 
 	again := leader(t, url, leagueID, "host-b:2")
@@ -149,8 +123,8 @@ func TestRoundTrip(t *testing.T) {
 		League:      testLeague(leagueID),
 		State:       league.StateCompleted,
 		ClosedRound: 2,
-		StartedAt:   at(2000000001),
-		CompletedAt: at(6000000999),
+		StartedAt:   storetest.At(2000000001),
+		CompletedAt: storetest.At(6000000999),
 		Agents:      []league.AgentRecord{utc(ref), p1, p2},
 		Rounds:      rounds,
 		Assignments: map[string][]string{"R1M1": {"REF01"}},
@@ -181,15 +155,15 @@ func TestAgents(t *testing.T) {
 	url := pgtest.Database(t)
 	s := leader(t, url, leagueID, "host-a:1")
 	is.NoErr(s.CreateLeague(ctx, testLeague(leagueID)))
-	p1 := agentRec("P01", protocol.RolePlayer, 0, at(1))
+	p1 := storetest.AgentRec("P01", protocol.RolePlayer, 0, storetest.At(1))
 	is.NoErr(s.SaveAgent(ctx, p1))
-	sameID := agentRec("P01", protocol.RolePlayer, 0, at(2))
+	sameID := storetest.AgentRec("P01", protocol.RolePlayer, 0, storetest.At(2))
 	sameID.Endpoint = "http://agents.invalid/other"
 	is.True(s.SaveAgent(ctx, sameID) != nil) // id taken
-	sameEndpoint := agentRec("P02", protocol.RolePlayer, 0, at(3))
+	sameEndpoint := storetest.AgentRec("P02", protocol.RolePlayer, 0, storetest.At(3))
 	sameEndpoint.Endpoint = p1.Endpoint
 	is.True(s.SaveAgent(ctx, sameEndpoint) != nil) // endpoint taken in the role
-	ref := agentRec("REF01", protocol.RoleReferee, 3, at(4))
+	ref := storetest.AgentRec("REF01", protocol.RoleReferee, 3, storetest.At(4))
 	ref.Endpoint = p1.Endpoint
 	is.NoErr(s.SaveAgent(ctx, ref)) // the same endpoint in another role
 
@@ -202,7 +176,7 @@ func TestAgents(t *testing.T) {
 	// Another league's agent of the same id and endpoint is its own.
 	other := leader(t, url, "other", "host-a:1")
 	is.NoErr(other.CreateLeague(ctx, testLeague("other")))
-	is.NoErr(other.SaveAgent(ctx, agentRec("P01", protocol.RolePlayer, 0, at(1))))
+	is.NoErr(other.SaveAgent(ctx, storetest.AgentRec("P01", protocol.RolePlayer, 0, storetest.At(1))))
 	is.True(other.CreateLeague(ctx, testLeague(leagueID)) != nil) // a store writes its own league only
 
 	sv, err := s.Load(ctx)

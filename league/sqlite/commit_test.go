@@ -14,6 +14,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/league/sqlite"
+	"github.com/leaguectl/leaguectl/league/storetest"
 )
 
 // held takes the store's one connection, so that the commit loop, having
@@ -67,14 +68,16 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 func TestGroupCommit(t *testing.T) {
 	is := is.New(t)
 	ctx := testCtx(t)
-	rounds := oneRound(31)
+	rounds := storetest.OneRound(31)
 	s := started(t, dbPath(t), rounds)
 	tx0, w0 := s.Commits()
 	var wg sync.WaitGroup
 	inserted := make([]bool, 31)
 	errs := make([]error, 31)
 	save := func(i int) func() {
-		return func() { inserted[i], errs[i] = s.SaveResult(ctx, win(rounds[0][i], "REF01", at(int64(i)))) }
+		return func() {
+			inserted[i], errs[i] = s.SaveResult(ctx, storetest.Win(rounds[0][i], "REF01", storetest.At(int64(i))))
+		}
 	}
 	release := stalled(t, s, &wg, save(0)) // the first, alone
 	for i := 1; i < 31; i++ {
@@ -101,12 +104,12 @@ func TestGroupCommit(t *testing.T) {
 func TestGroupCommitFailureIsItsOwn(t *testing.T) {
 	is := is.New(t)
 	ctx := testCtx(t)
-	rounds := oneRound(3)
+	rounds := storetest.OneRound(3)
 	s := started(t, dbPath(t), rounds)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
-	release := stalled(t, s, &wg, func() { errs[0] = s.SaveAssignment(ctx, "R1M1", "REF01", at(1)) })
-	results := []league.ResultRecord{win(rounds[0][0], "REF01", at(2)), win(rounds[0][1], "REF01", at(3)), win(rounds[0][2], "REF01", at(4))}
+	release := stalled(t, s, &wg, func() { errs[0] = s.SaveAssignment(ctx, "R1M1", "REF01", storetest.At(1)) })
+	results := []league.ResultRecord{storetest.Win(rounds[0][0], "REF01", storetest.At(2)), storetest.Win(rounds[0][1], "REF01", storetest.At(3)), storetest.Win(rounds[0][2], "REF01", storetest.At(4))}
 	results[1].MatchID = "R9M9" // not a match of the schedule: refused by its foreign key
 	for i, r := range results {
 		wg.Go(func() { _, errs[i+1] = s.SaveResult(ctx, r) })
@@ -129,12 +132,12 @@ func TestGroupCommitFailureIsItsOwn(t *testing.T) {
 func TestGroupCommitPanicIsItsOwn(t *testing.T) {
 	is := is.New(t)
 	ctx := testCtx(t)
-	rounds := oneRound(3)
+	rounds := storetest.OneRound(3)
 	s := started(t, dbPath(t), rounds)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
-	release := stalled(t, s, &wg, func() { errs[0] = s.SaveAssignment(ctx, "R1M1", "REF01", at(1)) })
-	results := []league.ResultRecord{win(rounds[0][0], "REF01", at(2)), win(rounds[0][2], "REF01", at(4))}
+	release := stalled(t, s, &wg, func() { errs[0] = s.SaveAssignment(ctx, "R1M1", "REF01", storetest.At(1)) })
+	results := []league.ResultRecord{storetest.Win(rounds[0][0], "REF01", storetest.At(2)), storetest.Win(rounds[0][2], "REF01", storetest.At(4))}
 	wg.Go(func() { _, errs[1] = s.SaveResult(ctx, results[0]) })
 	waitQueued(t, s, 1)
 	wg.Go(func() {
@@ -154,7 +157,7 @@ func TestGroupCommitPanicIsItsOwn(t *testing.T) {
 	sv, err := s.Load(ctx)
 	is.NoErr(err)
 	is.Equal(sv.Results, results) // the others written
-	_, err = s.SaveResult(ctx, win(rounds[0][1], "REF01", at(5)))
+	_, err = s.SaveResult(ctx, storetest.Win(rounds[0][1], "REF01", storetest.At(5)))
 	is.NoErr(err) // and the store goes on
 }
 
@@ -164,15 +167,15 @@ func panicInAWrite() { panic("a bug") }
 // commit loop takes it is not made; a write to a closed store fails.
 func TestGroupCommitCallerGone(t *testing.T) {
 	is := is.New(t)
-	rounds := oneRound(2)
+	rounds := storetest.OneRound(2)
 	path := dbPath(t)
 	s := started(t, path, rounds)
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
 	var first, gone error
-	release := stalled(t, s, &wg, func() { _, first = s.SaveResult(ctx, win(rounds[0][0], "REF01", at(1))) })
+	release := stalled(t, s, &wg, func() { _, first = s.SaveResult(ctx, storetest.Win(rounds[0][0], "REF01", storetest.At(1))) })
 	cctx, cancel := context.WithCancel(ctx)
-	wg.Go(func() { _, gone = s.SaveResult(cctx, win(rounds[0][1], "REF01", at(2))) })
+	wg.Go(func() { _, gone = s.SaveResult(cctx, storetest.Win(rounds[0][1], "REF01", storetest.At(2))) })
 	waitQueued(t, s, 1)
 	cancel()
 	waitQueued(t, s, 0)
@@ -185,7 +188,7 @@ func TestGroupCommitCallerGone(t *testing.T) {
 	is.Equal(len(sv.Results), 1) // only the first
 
 	is.NoErr(s.Close())
-	err = s.SaveAssignment(ctx, "R1M2", "REF01", at(3))
+	err = s.SaveAssignment(ctx, "R1M2", "REF01", storetest.At(3))
 	is.True(errors.Is(err, sqlite.ErrClosed))
 	again := open(t, path)
 	sv, err = again.Load(ctx)
@@ -199,13 +202,13 @@ func TestGroupCommitCallerGone(t *testing.T) {
 func TestGroupCommitOutcomeIsTheTransactions(t *testing.T) {
 	is := is.New(t)
 	ctx := testCtx(t)
-	rounds := oneRound(2)
+	rounds := storetest.OneRound(2)
 	s := started(t, dbPath(t), rounds)
 	var wg sync.WaitGroup
 	var first, mine error
-	release := stalled(t, s, &wg, func() { first = s.SaveAssignment(ctx, "R1M1", "REF01", at(1)) })
+	release := stalled(t, s, &wg, func() { first = s.SaveAssignment(ctx, "R1M1", "REF01", storetest.At(1)) })
 	mctx, cancel := context.WithCancel(ctx)
-	wg.Go(func() { mine = s.SaveAssignment(mctx, "R1M2", "REF01", at(2)) })
+	wg.Go(func() { mine = s.SaveAssignment(mctx, "R1M2", "REF01", storetest.At(2)) })
 	waitQueued(t, s, 1)
 	// The next write of the same transaction ends the first's context
 	// once that one's statement is made.

@@ -7,6 +7,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/matryer/is"
 
+	"github.com/leaguectl/leaguectl/league/storetest"
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
@@ -29,9 +30,9 @@ func FuzzStoredResult(f *testing.F) {
 	}
 	is := is.New(f)
 	ctx := f.Context() // the fuzzing may outlast testCtx's bound
-	rounds := oneRound(1)
+	rounds := storetest.OneRound(1)
 	s := started(f, dbPath(f), rounds)
-	_, err := s.SaveResult(ctx, win(rounds[0][0], "REF01", at(2)))
+	_, err := s.SaveResult(ctx, storetest.Win(rounds[0][0], "REF01", storetest.At(2)))
 	is.NoErr(err)
 	f.Fuzz(func(t *testing.T, losses, reportedAt string) {
 		_, err := s.DB().ExecContext(ctx, `UPDATE results SET technical_losses = ?, reported_at = ?`, losses, reportedAt)

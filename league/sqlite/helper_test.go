@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/leaguectl/leaguectl/league/sqlite"
+	"github.com/leaguectl/leaguectl/league/storetest"
 )
 
 // TestHelperProcess is not a test: it is the other process of the tests
@@ -41,7 +42,7 @@ func TestHelperProcess(t *testing.T) {
 		if err := s.CreateLeague(ctx, testLeague); err != nil {
 			fail(err)
 		}
-		if err := s.SaveSchedule(ctx, at(1), oneRound(2)); err != nil {
+		if err := s.SaveSchedule(ctx, storetest.At(1), storetest.OneRound(2)); err != nil {
 			fail(err)
 		}
 		fmt.Println("held")

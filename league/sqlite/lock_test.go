@@ -13,6 +13,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/league/sqlite"
+	"github.com/leaguectl/leaguectl/league/storetest"
 )
 
 // lockedMsg is the error of an Open of path while pid holds it.
@@ -48,7 +49,7 @@ func TestOpenLocked(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(sv.League, testLeague)
 	is.NoErr(r.Close())
-	is.NoErr(s.SaveAgent(ctx, agentRec("P01", "PLAYER", 0, at(1)))) // and the holder goes on
+	is.NoErr(s.SaveAgent(ctx, storetest.AgentRec("P01", "PLAYER", 0, storetest.At(1)))) // and the holder goes on
 
 	is.NoErr(s.Close())
 	b, err = os.ReadFile(path + ".lock")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/league/sqlite"
+	"github.com/leaguectl/leaguectl/league/storetest"
 	"github.com/leaguectl/leaguectl/protocol"
 )
 
@@ -134,7 +135,7 @@ func TestExportReadOnly(t *testing.T) {
 		is := is.New(t)
 		ctx := testCtx(t)
 		path := dbPath(t)
-		s := started(t, path, oneRound(3))
+		s := started(t, path, storetest.OneRound(3))
 		is.NoErr(s.Close())
 		before := files(t, filepath.Dir(path))
 		is.Equal(len(before), 2) // the database and its lock file
@@ -146,7 +147,7 @@ func TestExportReadOnly(t *testing.T) {
 		sv, err := r.Load(ctx)
 		is.NoErr(err)
 		is.Equal(sv.League, testLeague)
-		is.True(errors.Is(r.SaveAgent(ctx, agentRec("P01", protocol.RolePlayer, 0, at(1))), sqlite.ErrOpenForReading)) // a write is refused
+		is.True(errors.Is(r.SaveAgent(ctx, storetest.AgentRec("P01", protocol.RolePlayer, 0, storetest.At(1))), sqlite.ErrOpenForReading)) // a write is refused
 		is.NoErr(r.Close())
 		is.Equal(files(t, filepath.Dir(path)), before) // no byte changed, no file made
 	})
@@ -154,9 +155,9 @@ func TestExportReadOnly(t *testing.T) {
 		is := is.New(t)
 		ctx := testCtx(t)
 		path := dbPath(t)
-		rounds := oneRound(2)
+		rounds := storetest.OneRound(2)
 		s := started(t, path, rounds)
-		_, err := s.SaveResult(ctx, win(rounds[0][0], "REF01", at(2)))
+		_, err := s.SaveResult(ctx, storetest.Win(rounds[0][0], "REF01", storetest.At(2)))
 		is.NoErr(err)
 		before := files(t, filepath.Dir(path))
 		r, err := sqlite.OpenExisting(ctx, path)
@@ -164,7 +165,7 @@ func TestExportReadOnly(t *testing.T) {
 		rows, err := r.Ledger(ctx)
 		is.NoErr(err)
 		is.Equal(rows[0].Status+" "+rows[1].Status, "DONE PENDING") // what the manager wrote, in its -wal
-		_, err = s.SaveResult(ctx, win(rounds[0][1], "REF01", at(3)))
+		_, err = s.SaveResult(ctx, storetest.Win(rounds[0][1], "REF01", storetest.At(3)))
 		is.NoErr(err) // the manager goes on
 		rows, err = r.Ledger(ctx)
 		is.NoErr(err)
@@ -194,7 +195,7 @@ func TestExportReadOnly(t *testing.T) {
 		s := open(t, path)
 		is.NoErr(s.CreateLeague(ctx, testLeague))
 		old := asVersion1(t, s)
-		is.NoErr(s.SaveSchedule(ctx, at(2), oneRound(1)))
+		is.NoErr(s.SaveSchedule(ctx, storetest.At(2), storetest.OneRound(1)))
 		is.NoErr(s.Close())
 		before := files(t, filepath.Dir(path))
 
@@ -246,7 +247,7 @@ func TestExportReadOnly(t *testing.T) {
 		is := is.New(t)
 		ctx := testCtx(t)
 		path := dbPath(t)
-		s := started(t, path, oneRound(1))
+		s := started(t, path, storetest.OneRound(1))
 		is.NoErr(s.Close())
 		r, err := sqlite.OpenExisting(ctx, path)
 		is.NoErr(err)
@@ -265,7 +266,7 @@ func TestExportReadOnly(t *testing.T) {
 		killed := filepath.Join(dir, "killed")
 		is.NoErr(os.Mkdir(closed, 0o755))
 		is.NoErr(os.Mkdir(killed, 0o755))
-		s := started(t, filepath.Join(closed, "league.db"), oneRound(3))
+		s := started(t, filepath.Join(closed, "league.db"), storetest.OneRound(3))
 		is.NoErr(s.Close())
 		crashed(t, exe, filepath.Join(killed, "league.db"))
 		for _, tc := range []struct{ dir, want string }{

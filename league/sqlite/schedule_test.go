@@ -1,21 +1,13 @@
 package sqlite_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/league/storetest"
 )
-
-func players(n int) []string {
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("P%03d", i+1)
-	}
-	return ids
-}
 
 // TestScheduleInBatches: a schedule of 100 players (4950 matches) is
 // stored in transactions of at most league.ScheduleBatch matches, between
@@ -25,14 +17,14 @@ func TestScheduleInBatches(t *testing.T) {
 	ctx := testCtx(t)
 	s := open(t, dbPath(t))
 	is.NoErr(s.CreateLeague(ctx, testLeague))
-	rounds := league.Schedule(players(100))
+	rounds := league.Schedule(storetest.Players(100))
 	before, _ := s.Commits()
-	is.NoErr(s.SaveSchedule(ctx, at(1), rounds))
+	is.NoErr(s.SaveSchedule(ctx, storetest.At(1), rounds))
 	after, _ := s.Commits()
 	is.Equal(after-before, int64(1+5+1)) // begun, five batches of at most 1000, ended
 	sv, err := s.Load(ctx)
 	is.NoErr(err)
 	is.Equal(sv.State, league.StateRunning)
 	is.Equal(sv.Rounds, rounds)
-	is.Equal(sv.StartedAt, at(1))
+	is.Equal(sv.StartedAt, storetest.At(1))
 }

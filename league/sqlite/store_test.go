@@ -19,13 +19,9 @@ import (
 
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/league/sqlite"
+	"github.com/leaguectl/leaguectl/league/storetest"
 	"github.com/leaguectl/leaguectl/protocol"
 )
-
-// at is a time of the test league, ns nanoseconds after 10:30:00 UTC.
-func at(ns int64) time.Time {
-	return time.Date(2025, 1, 15, 10, 30, 0, 0, time.UTC).Add(time.Duration(ns))
-}
 
 func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -59,28 +55,7 @@ func openUnlocked(t *testing.T, path string) *sqlite.Store {
 func dbPath(t testing.TB) string { return filepath.Join(t.TempDir(), "league.db") }
 
 var testLeague = league.LeagueRecord{LeagueID: "league_2025_even_odd", Seed: math.MaxUint64,
-	Scoring: league.Scoring{Win: 5, Draw: 2, Loss: -1}, CreatedAt: at(0)}
-
-func agentRec(id string, role protocol.Role, capacity int, registered time.Time) league.AgentRecord {
-	token := "tok_" + string(role) + "_" + id + "_00112233445566778899aabbccddeeff"
-	return league.AgentRecord{ID: id, Role: role, DisplayName: "Agent " + id, Endpoint: "http://agents.invalid/" + id,
-		TokenHash: sha256.Sum256([]byte(token)), Capacity: capacity, RegisteredAt: registered}
-}
-
-// oneRound is a schedule of n matches in one round, for tests of results.
-func oneRound(n int) [][]league.Pairing {
-	round := make([]league.Pairing, n)
-	for i := range round {
-		round[i] = league.Pairing{Round: 1, MatchID: fmt.Sprintf("R1M%d", i+1), A: fmt.Sprintf("P%03d", 2*i+1), B: fmt.Sprintf("P%03d", 2*i+2)}
-	}
-	return [][]league.Pairing{round}
-}
-
-func win(p league.Pairing, referee string, reported time.Time) league.ResultRecord {
-	return league.ResultRecord{MatchID: p.MatchID, Round: p.Round, Referee: referee, StatusA: protocol.ResultWin,
-		StatusB: protocol.ResultLoss, Winner: p.A, DrawnNumber: 4, ChoiceA: "even", ChoiceB: "odd",
-		ConversationID: "conv-" + p.MatchID, ReportedAt: reported}
-}
+	Scoring: league.Scoring{Win: 5, Draw: 2, Loss: -1}, CreatedAt: storetest.At(0)}
 
 // started opens a store holding testLeague with a schedule.
 func started(t testing.TB, path string, rounds [][]league.Pairing) *sqlite.Store {
@@ -89,7 +64,7 @@ func started(t testing.TB, path string, rounds [][]league.Pairing) *sqlite.Store
 	s := open(t, path)
 	ctx := testCtx(t)
 	is.NoErr(s.CreateLeague(ctx, testLeague))
-	is.NoErr(s.SaveSchedule(ctx, at(1), rounds))
+	is.NoErr(s.SaveSchedule(ctx, storetest.At(1), rounds))
 	return s
 }
 
@@ -179,7 +154,7 @@ func TestOpen(t *testing.T) {
 		sv, err := s.Load(ctx)
 		is.NoErr(err)
 		is.Equal(sv.Agents, []league.AgentRecord{old}) // its agent kept, without a nonce
-		p2 := agentRec("P02", protocol.RolePlayer, 0, at(2))
+		p2 := storetest.AgentRec("P02", protocol.RolePlayer, 0, storetest.At(2))
 		p2.TokenNonce = []byte{7}
 		is.NoErr(s.SaveAgent(ctx, p2)) // and new ones with one
 		sv, err = s.Load(ctx)
@@ -208,10 +183,10 @@ func TestOpen(t *testing.T) {
 				hex.EncodeToString(a.TokenHash[:]), hex.EncodeToString(a.TokenNonce), a.Capacity, a.RegisteredAt.UTC().Format(time.RFC3339Nano))
 			return err
 		}
-		ref := agentRec("REF01", protocol.RoleReferee, 4, at(1))
+		ref := storetest.AgentRec("REF01", protocol.RoleReferee, 4, storetest.At(1))
 		ref.TokenNonce = []byte{1, 2}
 		is.NoErr(save(ref))
-		p1 := agentRec("P01", protocol.RolePlayer, 0, at(2))
+		p1 := storetest.AgentRec("P01", protocol.RolePlayer, 0, storetest.At(2))
 		p1.Endpoint = ref.Endpoint
 		is.True(save(p1) != nil) // version 2: one endpoint, one agent
 		is.NoErr(s.Close())
@@ -221,7 +196,7 @@ func TestOpen(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(v, sqlite.SchemaVersion) // migrated
 		is.NoErr(s.SaveAgent(ctx, p1))    // a player at the referee's endpoint
-		p2 := agentRec("P02", protocol.RolePlayer, 0, at(3))
+		p2 := storetest.AgentRec("P02", protocol.RolePlayer, 0, storetest.At(3))
 		p2.Endpoint = ref.Endpoint
 		is.True(s.SaveAgent(ctx, p2) != nil) // but not a second player there
 		sv, err := s.Load(ctx)
@@ -278,14 +253,14 @@ func TestConcurrentWriters(t *testing.T) {
 		is := is.New(t)
 		ctx := testCtx(t)
 		path := dbPath(t)
-		rounds := oneRound(50)
+		rounds := storetest.OneRound(50)
 		s := started(t, path, rounds)
 		other := openUnlocked(t, path) // another connection to the same file writes too (SQLite's locks keep them apart)
 		var wg sync.WaitGroup
 		errs := make(chan error, 50)
 		want := map[string]league.ResultRecord{}
 		for i, p := range rounds[0] {
-			r := win(p, fmt.Sprintf("REF%02d", i%5+1), at(int64(i)))
+			r := storetest.Win(p, fmt.Sprintf("REF%02d", i%5+1), storetest.At(int64(i)))
 			want[p.MatchID] = r
 			st := s
 			if i%2 == 1 {
@@ -317,7 +292,7 @@ func TestConcurrentWriters(t *testing.T) {
 		is := is.New(t)
 		ctx := testCtx(t)
 		path := dbPath(t)
-		rounds := oneRound(1)
+		rounds := storetest.OneRound(1)
 		s := started(t, path, rounds)
 		other := openUnlocked(t, path)
 		p := rounds[0][0]
@@ -330,7 +305,7 @@ func TestConcurrentWriters(t *testing.T) {
 		out := make(chan saved, 20)
 		start := make(chan struct{})
 		for i := range 20 {
-			r := win(p, fmt.Sprintf("REF%02d", i+1), at(int64(i)))
+			r := storetest.Win(p, fmt.Sprintf("REF%02d", i+1), storetest.At(int64(i)))
 			if i%2 == 1 {
 				r.Winner, r.StatusA, r.StatusB = p.B, protocol.ResultLoss, protocol.ResultWin
 			}
@@ -369,7 +344,7 @@ func TestAgents(t *testing.T) {
 		s := open(t, path)
 		is.NoErr(s.CreateLeague(ctx, testLeague))
 		token := "tok_player_P01_0f1e2d3c4b5a69788796a5b4c3d2e1f0"
-		a := agentRec("P01", protocol.RolePlayer, 0, at(1))
+		a := storetest.AgentRec("P01", protocol.RolePlayer, 0, storetest.At(1))
 		a.TokenHash = sha256.Sum256([]byte(token))
 		a.TokenNonce = []byte("a nonce, not the token")
 		is.NoErr(s.SaveAgent(ctx, a))
@@ -398,9 +373,9 @@ func TestMemory(t *testing.T) {
 	a := open(t, sqlite.Memory)
 	b := open(t, sqlite.Memory)
 	is.NoErr(a.CreateLeague(ctx, testLeague))
-	rounds := oneRound(1)
-	is.NoErr(a.SaveSchedule(ctx, at(1), rounds))
-	inserted, err := a.SaveResult(ctx, win(rounds[0][0], "REF01", at(2)))
+	rounds := storetest.OneRound(1)
+	is.NoErr(a.SaveSchedule(ctx, storetest.At(1), rounds))
+	inserted, err := a.SaveResult(ctx, storetest.Win(rounds[0][0], "REF01", storetest.At(2)))
 	is.NoErr(err)
 	is.True(inserted)
 	sv, err := a.Load(ctx)
@@ -420,7 +395,7 @@ func TestMemory(t *testing.T) {
 func asVersion1(t *testing.T, s *sqlite.Store) league.AgentRecord {
 	t.Helper()
 	ctx := testCtx(t)
-	old := agentRec("P01", protocol.RolePlayer, 0, at(1))
+	old := storetest.AgentRec("P01", protocol.RolePlayer, 0, storetest.At(1))
 	if _, err := s.DB().ExecContext(ctx, `ALTER TABLE agents DROP COLUMN token_nonce; PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/league/sqlite"
+	"github.com/leaguectl/leaguectl/league/storetest"
 )
 
 func sum(t *testing.T, path string) [32]byte {
@@ -70,7 +71,7 @@ func TestWALLost(t *testing.T) {
 			is.NoErr(err)
 			is.Equal(sv.League, testLeague)
 			is.Equal(sv.State, league.StateRunning)
-			is.Equal(sv.Rounds, oneRound(2)) // everything the killed manager wrote
+			is.Equal(sv.Rounds, storetest.OneRound(2)) // everything the killed manager wrote
 		})
 	}
 }
@@ -84,13 +85,13 @@ func TestWALNotLost(t *testing.T) {
 		is := is.New(t)
 		ctx := testCtx(t)
 		path := dbPath(t)
-		s := started(t, path, oneRound(2))
+		s := started(t, path, storetest.OneRound(2))
 		is.NoErr(s.Close())
 		_, err := os.Stat(path + "-wal")
 		is.True(errors.Is(err, os.ErrNotExist)) // moved into the file
 		sv, err := open(t, path).Load(ctx)
 		is.NoErr(err)
-		is.Equal(sv.Rounds, oneRound(2))
+		is.Equal(sv.Rounds, storetest.OneRound(2))
 	})
 	t.Run("killed once open", func(t *testing.T) {
 		is := is.New(t)
@@ -108,7 +109,7 @@ func TestWALNotLost(t *testing.T) {
 		is := is.New(t)
 		ctx := testCtx(t)
 		path := dbPath(t)
-		s := started(t, path, oneRound(1))
+		s := started(t, path, storetest.OneRound(1))
 		_, err := s.DB().ExecContext(ctx, `DROP TABLE writer; ALTER TABLE agents DROP COLUMN match_tickets; PRAGMA user_version = 3`)
 		is.NoErr(err)
 		_, err = s.DB().ExecContext(ctx, `PRAGMA wal_checkpoint(FULL)`)
