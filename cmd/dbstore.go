@@ -62,8 +62,8 @@ var errTakenOver = errors.New("this manager lost the lead of its league (another
 // leadPostgres opens the league's PostgreSQL database and returns once
 // this manager is the league's one active manager: while another is, it
 // waits as its standby, and takes over when that one is gone.
-func leadPostgres(ctx context.Context, db, leagueID string, logger *slog.Logger) (*managerStore, error) {
-	s, err := postgres.Open(ctx, db, leagueID, postgres.Options{})
+func leadPostgres(ctx context.Context, db, leagueID string, o postgres.Options, logger *slog.Logger) (*managerStore, error) {
+	s, err := postgres.Open(ctx, db, leagueID, o)
 	if err != nil {
 		return nil, dbOpenErr(db, err)
 	}

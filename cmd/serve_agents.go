@@ -16,6 +16,7 @@ import (
 	"github.com/leaguectl/leaguectl/config"
 	"github.com/leaguectl/leaguectl/dashboard"
 	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/league/postgres"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/referee"
@@ -158,7 +159,7 @@ with --dashboard-token (docs/dashboard.md).`,
 			if isPostgres(dbPath) {
 				// Before the port: a standby takes the active manager's
 				// port once it is gone, so that agents find it there.
-				if store, err = leadPostgres(c.Context(), dbPath, cfg.LeagueID, logger); err != nil {
+				if store, err = leadPostgres(c.Context(), dbPath, cfg.LeagueID, postgres.Options{}, logger); err != nil {
 					if c.Context().Err() != nil {
 						return nil // stopped as a standby
 					}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/leaguectl/leaguectl/config"
 	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/league/postgres"
 	"github.com/leaguectl/leaguectl/league/sqlite"
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/protocol"
@@ -383,10 +384,12 @@ func startCPUProfile(path string) (stop func(), err error) {
 
 // openDB opens simulate's --db with its token key: a SQLite file beside
 // which the key is kept, or a league of a PostgreSQL database, which this
-// run leads until it ends (a second run of the same league waits).
+// run leads until it ends (a second run of the same league waits). Both
+// commit without waiting for a flush of the disk: every agent lives in
+// this process (sqlite.OpenUnflushed).
 func (o *simulateOptions) openDB(ctx context.Context, leagueID string, logger *slog.Logger) (*managerStore, error) {
 	if isPostgres(o.db) {
-		return leadPostgres(ctx, o.db, leagueID, logger)
+		return leadPostgres(ctx, o.db, leagueID, postgres.Options{Unflushed: true}, logger)
 	}
 	s, err := storeOrErr(sqlite.OpenUnflushed(ctx, o.db))
 	if err != nil {

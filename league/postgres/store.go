@@ -56,6 +56,13 @@ type Options struct {
 	PingInterval time.Duration
 	// PingTimeout bounds each check (default: three seconds).
 	PingTimeout time.Duration
+	// Unflushed commits without waiting for the server to flush its log
+	// (synchronous_commit=off), for a league whose every agent lives in
+	// this process (simulate), as the SQLite store's OpenUnflushed: a
+	// commit is acknowledged once the server has it, and only a crash of
+	// the server can lose the last ones, which a resumed league plays
+	// again. The fence still orders every write.
+	Unflushed bool
 }
 
 // maxConns bounds the pool: the manager's writes are short, and many
@@ -156,6 +163,9 @@ func connect(ctx context.Context, url, leagueID string, o Options) (*Store, erro
 		cfg.MaxConns = maxConns // unless the organiser chose
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "leaguectl"
+	if o.Unflushed {
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err == nil {
 		err = pool.Ping(ctx)
