@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -24,7 +26,8 @@ func isPostgres(db string) bool {
 	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }
 
-// shownDB is --db as logs and errors show it: a URL without its password.
+// shownDB is --db as logs and errors show it: a URL without its
+// passwords, the user's and the ones its parameters may give.
 func shownDB(db string) string {
 	if !isPostgres(db) {
 		return db
@@ -33,6 +36,13 @@ func shownDB(db string) string {
 	if err != nil {
 		return "postgres://…" // a URL that does not parse may hold a password anywhere
 	}
+	q := u.Query()
+	for k := range q {
+		if strings.Contains(strings.ToLower(k), "password") { // password, sslpassword
+			q.Set(k, "xxxxx")
+		}
+	}
+	u.RawQuery = q.Encode()
 	return u.Redacted()
 }
 
@@ -52,6 +62,32 @@ func (m *managerStore) Close() error {
 		return nil
 	}
 	return m.close()
+}
+
+// leading is ctx, cancelled with errTakenOver when the store stops leading
+// its league: a manager that lost the lead stops at once, rather than
+// failing every write that follows. stop releases it.
+func (m *managerStore) leading(ctx context.Context) (led context.Context, stop func()) {
+	if m == nil || m.lost == nil {
+		return ctx, func() {}
+	}
+	led, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-m.lost:
+			cancel(errTakenOver)
+		case <-led.Done():
+		}
+	}()
+	return led, func() { cancel(nil) }
+}
+
+// takenOver is errTakenOver if ctx, of leading, ended for it.
+func takenOver(ctx context.Context) error {
+	if cause := context.Cause(ctx); errors.Is(cause, errTakenOver) {
+		return cause
+	}
+	return nil
 }
 
 // errTakenOver ends a manager that no longer leads its league: another
@@ -107,7 +143,7 @@ func leadOrWait(ctx context.Context, s *postgres.Store, waiting func(holder stri
 	bo.InitialInterval, bo.MaxInterval = 500*time.Millisecond, 15*time.Second
 	for {
 		err := s.Lead(ctx, waiting)
-		if err == nil || ctx.Err() != nil || errors.Is(err, postgres.ErrClosed) {
+		if err == nil || ctx.Err() != nil || !connectionLost(err) {
 			return err
 		}
 		next := bo.NextBackOff()
@@ -120,6 +156,22 @@ func leadOrWait(ctx context.Context, s *postgres.Store, waiting func(holder stri
 			return ctx.Err()
 		}
 	}
+}
+
+// connectionLost reports whether err is the loss of a connection to the
+// database, which another try may not meet, rather than a refusal (a
+// right missing, a closed store) that it would meet again.
+func connectionLost(err error) bool {
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
+		return true
+	}
+	if e, ok := errors.AsType[*pgconn.PgError](err); ok {
+		// Class 08: connection exception; 57: operator intervention (a
+		// server shutting down, a session terminated).
+		return strings.HasPrefix(e.Code, "08") || strings.HasPrefix(e.Code, "57")
+	}
+	_, netErr := errors.AsType[net.Error](err)
+	return netErr || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err)
 }
 
 // openSQLite opens the league's SQLite file, holding it until the store

@@ -209,20 +209,11 @@ with --dashboard-token (docs/dashboard.md).`,
 				pages := map[string]http.Handler{"GET /{$}": dash, "GET " + dashboard.Prefix: dash,
 					"GET /events": league.EventsHandler(mgr), "GET /metrics": managerMetrics(c.Context(), client, mgr)}
 				return &agentServer{mux: mgr.Handler(), trusted: mgr.Vouches, pages: pages, run: func(ctx context.Context) error {
-					ctx, cancel := context.WithCancelCause(ctx)
-					defer cancel(nil)
-					if store.lost != nil {
-						go func() {
-							select {
-							case <-store.lost:
-								cancel(errTakenOver)
-							case <-ctx.Done():
-							}
-						}()
-					}
+					ctx, stop := store.leading(ctx)
+					defer stop()
 					_, err := mgr.Run(ctx)
-					if cause := context.Cause(ctx); errors.Is(cause, errTakenOver) {
-						return cause
+					if lost := takenOver(ctx); lost != nil {
+						return lost
 					}
 					return err
 				}}, nil

@@ -308,6 +308,9 @@ func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simu
 				slog.String("state", saved.State), slog.Int("results", len(saved.Results)))
 		}
 		store, tokenKey = s.Store, s.tokenKey
+		var stop func()
+		ctx, stop = s.leading(ctx)
+		defer stop()
 	}
 	total := o.players * (o.players - 1) / 2
 	// With --output json the whole output is the result, for a program
@@ -341,6 +344,9 @@ func simulate(ctx context.Context, o *simulateOptions, cfg config.Config) (*simu
 	client := newAgentClient(nw, cfg, logger)
 	lc, err := runLocalLeague(ctx, nw, client, spec, logger)
 	if err != nil {
+		if lost := takenOver(ctx); lost != nil {
+			return nil, runtimeErr(lost)
+		}
 		if ctx.Err() != nil && o.db != "" && o.resume != "" {
 			// Every result counted is in the database: the same command
 			// plays the rest.

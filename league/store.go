@@ -17,7 +17,9 @@ type Store interface {
 	// CreateLeague records a new league's identity.
 	CreateLeague(ctx context.Context, l LeagueRecord) error
 	// SaveAgent records a registration (with the hash of its token, and
-	// the nonce it was made with, never the token itself).
+	// the nonce it was made with, never the token itself). The same
+	// registration saved again, the same token's hash, is no error: a
+	// write that committed and whose answer was lost is tried again.
 	SaveAgent(ctx context.Context, a AgentRecord) error
 	// SaveRejoin records an agent's new token (its hash, and its nonce or
 	// nil), capacity (a referee's max_concurrent_matches; 0 for a player)
@@ -54,7 +56,8 @@ type ScheduleWriter interface {
 	SaveMatches(ctx context.Context, rows []ScheduleRow) error
 	// EndSchedule records that the schedule is whole, of total matches,
 	// and the league running; it refuses a schedule of another number of
-	// matches.
+	// matches. A league running already with total matches is no error,
+	// for a write tried again after its answer was lost.
 	EndSchedule(ctx context.Context, total int) error
 }
 

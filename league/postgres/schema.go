@@ -132,7 +132,17 @@ const fencedCode = "LC001"
 // under migrationLock.
 func migrate(ctx context.Context, conn interface {
 	Begin(context.Context) (pgx.Tx, error)
+	querier
 }, steps []string) error {
+	// A database already up to date is only read: a role that may read
+	// and write the tables, and not create any, runs a manager on it.
+	v, err := version(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if err := checkVersion(v, len(steps)); err != nil || v == len(steps) {
+		return err
+	}
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
 			return err

@@ -11,6 +11,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,8 +52,9 @@ type Options struct {
 	// ("host:pid", the default).
 	Holder string
 	// PingInterval is how often the leadership's connection is checked
-	// (default: a second); Lost is closed at most about an interval and a
-	// PingTimeout after the connection died.
+	// (default: a second); Lost is closed at most about an interval, a
+	// PingTimeout and the 2 s a cancellation may take to reach the server
+	// after the connection died.
 	PingInterval time.Duration
 	// PingTimeout bounds each check (default: three seconds).
 	PingTimeout time.Duration
@@ -166,6 +168,14 @@ func connect(ctx context.Context, url, leagueID string, o Options) (*Store, erro
 	if o.Unflushed {
 		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	}
+	// A manager that stops mid-transaction (a paused process, a machine
+	// gone without a word) must not hold its fence's lock on the league's
+	// leadership row past its lead: the server ends such a transaction,
+	// which was never acknowledged to anyone, and finds a dead peer
+	// through keepalives, as it does for the leadership's own session.
+	rp := cfg.ConnConfig.RuntimeParams
+	rp["idle_in_transaction_session_timeout"] = strconv.FormatInt(o.idleSessionTimeout().Milliseconds(), 10)
+	rp["tcp_keepalives_idle"], rp["tcp_keepalives_interval"], rp["tcp_keepalives_count"] = "5", "2", "3"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err == nil {
 		err = pool.Ping(ctx)
@@ -485,7 +495,24 @@ func (s *Store) SaveAgent(ctx context.Context, a league.AgentRecord) error {
 		capacity, registered_at, registered_ns, match_tickets) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		s.leagueID, a.ID, string(a.Role), a.DisplayName, a.Endpoint, a.TokenHash[:], a.TokenNonce, a.Capacity, at, ns,
 		a.MatchTickets)
+	if pgCode(err) == uniqueViolation && s.holds(ctx, a) {
+		// An earlier try committed, and its answer was lost on the way:
+		// the registration is there, as the manager means it to be.
+		return nil
+	}
 	return err
+}
+
+// uniqueViolation is the SQLSTATE of a duplicate key.
+const uniqueViolation = "23505"
+
+// holds reports whether the store holds a's registration itself: its
+// token's hash, which no other registration shares.
+func (s *Store) holds(ctx context.Context, a league.AgentRecord) bool {
+	var hash []byte
+	err := s.pool.QueryRow(ctx, `SELECT token_sha256 FROM agents WHERE league_id = $1 AND id = $2 AND role = $3 AND endpoint = $4`,
+		s.leagueID, a.ID, string(a.Role), a.Endpoint).Scan(&hash)
+	return err == nil && bytes.Equal(hash, a.TokenHash[:])
 }
 
 // SaveRejoin implements league.Store.
@@ -549,15 +576,22 @@ func (s *Store) EndSchedule(ctx context.Context, total int) error {
 		if n != total {
 			return fmt.Errorf("the store holds %d matches of a schedule of %d", n, total)
 		}
-		tag, err := tx.Exec(ctx, `UPDATE leagues SET state = $2 WHERE league_id = $1 AND state = $3`,
-			s.leagueID, league.StateRunning, league.StateStarting)
-		if err != nil {
+		var state string
+		err := tx.QueryRow(ctx, `UPDATE leagues l SET state = $2 FROM (SELECT state FROM leagues WHERE league_id = $1 FOR UPDATE) old
+			WHERE l.league_id = $1 RETURNING old.state`, s.leagueID, league.StateRunning).Scan(&state)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("league %s is not in the store", s.leagueID)
+		case err != nil:
 			return err
+		case state == league.StateStarting:
+			return nil
+		case state == league.StateRunning:
+			// An earlier try committed and its answer was lost: the same
+			// schedule, whole (n == total), is running.
+			return nil
 		}
-		if tag.RowsAffected() != 1 {
-			return fmt.Errorf("league %s is not starting in the store", s.leagueID)
-		}
-		return nil
+		return fmt.Errorf("league %s is %s in the store, not starting", s.leagueID, state)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -262,4 +263,42 @@ func connect(t testing.TB, url string) *pgx.Conn {
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
+}
+
+// TestOpenWithoutCreateRight: a database at this build's schema is only
+// read at start: a role that may read and write the tables, and create
+// nothing (PostgreSQL 15's default for other roles than the owner), runs
+// a manager on it.
+func TestOpenWithoutCreateRight(t *testing.T) {
+	is := is.New(t)
+	ctx := testCtx(t)
+	url := pgtest.Database(t)
+	is.NoErr(leader(t, url, leagueID, "host-a:1").Close()) // the owner makes the schema
+	admin, err := pgx.Connect(ctx, url)
+	is.NoErr(err)
+	defer admin.Close(context.Background())
+	var role string
+	is.NoErr(admin.QueryRow(ctx, `SELECT 'dml_' || current_database()`).Scan(&role))
+	for _, q := range []string{
+		`CREATE ROLE ` + role + ` LOGIN`,
+		`REVOKE CREATE ON SCHEMA public FROM PUBLIC`,
+		`GRANT USAGE ON SCHEMA public TO ` + role,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ` + role,
+		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ` + role,
+	} {
+		_, err := admin.Exec(ctx, q)
+		is.NoErr(err) // q
+	}
+	t.Cleanup(func() {
+		_, _ = admin.Exec(context.Background(), `DROP OWNED BY `+role)
+		_, _ = admin.Exec(context.Background(), `DROP ROLE `+role)
+	})
+	cfg, err := pgx.ParseConfig(url)
+	is.NoErr(err)
+	dml := strings.Replace(url, "//"+cfg.User+"@", "//"+role+"@", 1)
+	s := leader(t, dml, leagueID, "host-b:2")
+	is.NoErr(s.CreateLeague(ctx, testLeague(leagueID))) // and it writes
+	sv, err := s.Load(ctx)
+	is.NoErr(err)
+	is.Equal(sv.League.LeagueID, leagueID)
 }

@@ -657,9 +657,22 @@ func (s *Store) CreateLeague(ctx context.Context, l league.LeagueRecord) error {
 
 // SaveAgent implements league.Store.
 func (s *Store) SaveAgent(ctx context.Context, a league.AgentRecord) error {
-	return s.exec(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, token_nonce, capacity, registered_at, match_tickets)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, string(a.Role), a.DisplayName, a.Endpoint,
-		hex.EncodeToString(a.TokenHash[:]), nonceColumn(a.TokenNonce), a.Capacity, ts(a.RegisteredAt), a.MatchTickets)
+	hash := hex.EncodeToString(a.TokenHash[:])
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO agents (id, role, display_name, endpoint, token_sha256, token_nonce, capacity, registered_at, match_tickets)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, string(a.Role), a.DisplayName, a.Endpoint,
+			hash, nonceColumn(a.TokenNonce), a.Capacity, ts(a.RegisteredAt), a.MatchTickets)
+		if sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT {
+			// The same registration again (its token's hash, which no
+			// other shares) is the one the store holds.
+			var n int
+			if tx.QueryRowContext(ctx, `SELECT count(*) FROM agents WHERE id = ? AND role = ? AND endpoint = ? AND token_sha256 = ?`,
+				a.ID, string(a.Role), a.Endpoint, hash).Scan(&n) == nil && n == 1 {
+				return nil
+			}
+		}
+		return err
+	})
 }
 
 // nonceColumn is a token nonce as token_nonce holds it: hex, or NULL for
@@ -738,8 +751,8 @@ func (s *Store) EndSchedule(ctx context.Context, total int) error {
 		if n != total {
 			return fmt.Errorf("the store holds %d matches of a schedule of %d", n, total)
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE league SET state = ? WHERE id = 1 AND state = ?`,
-			league.StateRunning, league.StateStarting)
+		res, err := tx.ExecContext(ctx, `UPDATE league SET state = ? WHERE id = 1 AND state IN (?, ?)`,
+			league.StateRunning, league.StateStarting, league.StateRunning)
 		if err != nil {
 			return err
 		}

@@ -341,6 +341,7 @@ func testAgentsDuplicatesRefused(t *testing.T, db Database) {
 	ref := AgentRec("REF01", protocol.RoleReferee, 4, At(4))
 	ref.Endpoint = p1.Endpoint
 	is.NoErr(s.SaveAgent(ctx, ref)) // another role's seat
+	is.NoErr(s.SaveAgent(ctx, p1))  // the same registration again: a write tried again after its answer was lost
 	sv, err := s.Load(ctx)
 	is.NoErr(err)
 	is.Equal(sv.Agents, []league.AgentRecord{p1, ref}) // nothing else recorded
@@ -425,6 +426,8 @@ func testSchedulePartWritten(t *testing.T, db Database) {
 	rows, err = s.Ledger(ctx)
 	is.NoErr(err)
 	is.Equal(len(rows), 15)
+	is.NoErr(s.EndSchedule(ctx, 15))            // ended again, as a write whose answer was lost: no error
+	is.True(s.EndSchedule(ctx, 14) != nil)      // but not another schedule
 	is.True(s.BeginSchedule(ctx, At(2)) != nil) // a running league is not started again
 	sv, err = s.Load(ctx)
 	is.NoErr(err)
