@@ -15,7 +15,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -425,39 +427,73 @@ func (s *Store) fenced(err error) error {
 // exec is a write of one statement: sent with its fence in one round
 // trip, which PostgreSQL runs as one implicit transaction.
 func (s *Store) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	epoch, err := s.leading()
-	if err != nil {
-		return pgconn.CommandTag{}, err
-	}
-	b := &pgx.Batch{}
-	b.Queue(`SELECT leaguectl_fence($1, $2)`, s.leagueID, epoch)
-	b.Queue(sql, args...)
-	br := s.pool.SendBatch(ctx, b)
-	_, err = br.Exec()
 	var tag pgconn.CommandTag
-	if err == nil {
-		tag, err = br.Exec()
-	}
-	// Close reads to the end of the transaction: the write is committed
-	// only if it succeeds.
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	return tag, s.fenced(err)
+	err := s.again(ctx, func(epoch int64) error {
+		b := &pgx.Batch{}
+		b.Queue(`SELECT leaguectl_fence($1, $2)`, s.leagueID, epoch)
+		b.Queue(sql, args...)
+		br := s.pool.SendBatch(ctx, b)
+		_, err := br.Exec()
+		if err == nil {
+			tag, err = br.Exec()
+		}
+		// Close reads to the end of the transaction: the write is
+		// committed only if it succeeds.
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+	return tag, err
 }
 
 // write runs f in a transaction fenced by the leader's epoch.
 func (s *Store) write(ctx context.Context, f func(tx pgx.Tx) error) error {
+	return s.again(ctx, func(epoch int64) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT leaguectl_fence($1, $2)`, s.leagueID, epoch); err != nil {
+				return err
+			}
+			return f(tx)
+		})
+	})
+}
+
+// again makes a write, fenced with the leader's epoch, and makes it once
+// more on another connection if its connection was lost: whether the
+// first committed is then unknown, and every write of the store is one
+// that may be made twice (a registration or a schedule's end made
+// already is no error, a result kept already is reported as such).
+// Without it a commit whose answer was lost would be refused to the
+// manager, and its next try (a new token) would meet the first.
+func (s *Store) again(ctx context.Context, write func(epoch int64) error) error {
 	epoch, err := s.leading()
 	if err != nil {
 		return err
 	}
-	return s.fenced(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT leaguectl_fence($1, $2)`, s.leagueID, epoch); err != nil {
-			return err
-		}
-		return f(tx)
-	}))
+	err = write(epoch)
+	if connectionLost(err) && ctx.Err() == nil {
+		err = write(epoch)
+	}
+	return s.fenced(err)
+}
+
+// connectionLost reports whether err is the loss of the connection a
+// statement went on, rather than the server's answer to it.
+func connectionLost(err error) bool {
+	if err == nil {
+		return false
+	}
+	if pgconn.SafeToRetry(err) {
+		return true // never sent
+	}
+	if e, ok := errors.AsType[*pgconn.PgError](err); ok {
+		// Class 08, connection exception; 57P01–57P03, the server or the
+		// session going down.
+		return strings.HasPrefix(e.Code, "08") || e.Code == "57P01" || e.Code == "57P02" || e.Code == "57P03"
+	}
+	_, netErr := errors.AsType[net.Error](err)
+	return netErr || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // ts is t as stored: timestamptz holds microseconds, ns the nanoseconds
@@ -482,9 +518,19 @@ func (s *Store) CreateLeague(ctx context.Context, l league.LeagueRecord) error {
 		return fmt.Errorf("the store is league %q's, not %q's", s.leagueID, l.LeagueID)
 	}
 	at, ns := ts(l.CreatedAt)
+	seed := strconv.FormatUint(l.Seed, 10)
 	_, err := s.exec(ctx, `INSERT INTO leagues (league_id, seed, scoring_win, scoring_draw, scoring_loss, state, created_at, created_ns)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, s.leagueID, strconv.FormatUint(l.Seed, 10),
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, s.leagueID, seed,
 		l.Scoring.Win, l.Scoring.Draw, l.Scoring.Loss, league.StateRegistration, at, ns)
+	if pgCode(err) == uniqueViolation {
+		// The same league recorded already (a write tried again whose
+		// first answer was lost) is no error; another league is.
+		var n int
+		if s.pool.QueryRow(ctx, `SELECT count(*) FROM leagues WHERE league_id = $1 AND seed = $2 AND created_at = $3 AND created_ns = $4`,
+			s.leagueID, seed, at, ns).Scan(&n) == nil && n == 1 {
+			return nil
+		}
+	}
 	return err
 }
 
@@ -561,7 +607,8 @@ func (s *Store) SaveMatches(ctx context.Context, rows []league.ScheduleRow) erro
 		ids[i], as[i], bs[i], rounds[i], positions[i] = r.MatchID, r.A, r.B, int32(r.Round), int32(r.Position)
 	}
 	_, err := s.exec(ctx, `INSERT INTO matches (league_id, match_id, round, position, player_a, player_b)
-		SELECT $1, * FROM unnest($2::text[], $3::integer[], $4::integer[], $5::text[], $6::text[])`,
+		SELECT $1, * FROM unnest($2::text[], $3::integer[], $4::integer[], $5::text[], $6::text[])
+		ON CONFLICT (league_id, match_id) DO NOTHING`, // made again: EndSchedule counts the schedule
 		s.leagueID, ids, rounds, positions, as, bs)
 	return err
 }
