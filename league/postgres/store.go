@@ -108,6 +108,9 @@ type Store struct {
 	// watchDone is closed when the goroutine that owns the leadership's
 	// connection has closed it; nil before Lead.
 	watchDone chan struct{}
+	// commits is the commit loop of the single-statement writes; nil for
+	// a reader.
+	commits *committer
 	// lost is closed once this store does not lead any more.
 	lost     chan struct{}
 	lostOnce sync.Once
@@ -133,6 +136,7 @@ func Open(ctx context.Context, url, leagueID string, o Options) (*Store, error) 
 		return nil, err
 	}
 	s.version = SchemaVersion
+	s.commits = newCommitter(s)
 	return s, nil
 }
 
@@ -212,6 +216,9 @@ func (s *Store) Version(ctx context.Context) (int, error) { return version(ctx, 
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.cancel() // a Lead that waits gives up
+		if s.commits != nil {
+			s.commits.close() // the writes queued are committed first
+		}
 		s.mu.Lock()
 		s.closed = true
 		done := s.watchDone
@@ -424,27 +431,13 @@ func (s *Store) fenced(err error) error {
 	return err
 }
 
-// exec is a write of one statement: sent with its fence in one round
-// trip, which PostgreSQL runs as one implicit transaction.
+// exec is a write of one statement, committed with the others that wait
+// with it (committer).
 func (s *Store) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	var tag pgconn.CommandTag
-	err := s.again(ctx, func(epoch int64) error {
-		b := &pgx.Batch{}
-		b.Queue(`SELECT leaguectl_fence($1, $2)`, s.leagueID, epoch)
-		b.Queue(sql, args...)
-		br := s.pool.SendBatch(ctx, b)
-		_, err := br.Exec()
-		if err == nil {
-			tag, err = br.Exec()
-		}
-		// Close reads to the end of the transaction: the write is
-		// committed only if it succeeds.
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	})
-	return tag, err
+	if _, err := s.leading(); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return s.commits.exec(ctx, sql, args)
 }
 
 // write runs f in a transaction fenced by the leader's epoch.
