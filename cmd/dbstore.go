@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -143,7 +141,7 @@ func leadOrWait(ctx context.Context, s *postgres.Store, waiting func(holder stri
 	bo.InitialInterval, bo.MaxInterval = 500*time.Millisecond, 15*time.Second
 	for {
 		err := s.Lead(ctx, waiting)
-		if err == nil || ctx.Err() != nil || !connectionLost(err) {
+		if err == nil || ctx.Err() != nil || !postgres.ConnectionLost(err) {
 			return err
 		}
 		next := bo.NextBackOff()
@@ -156,22 +154,6 @@ func leadOrWait(ctx context.Context, s *postgres.Store, waiting func(holder stri
 			return ctx.Err()
 		}
 	}
-}
-
-// connectionLost reports whether err is the loss of a connection to the
-// database, which another try may not meet, rather than a refusal (a
-// right missing, a closed store) that it would meet again.
-func connectionLost(err error) bool {
-	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok {
-		return true
-	}
-	if e, ok := errors.AsType[*pgconn.PgError](err); ok {
-		// Class 08: connection exception; 57: operator intervention (a
-		// server shutting down, a session terminated).
-		return strings.HasPrefix(e.Code, "08") || strings.HasPrefix(e.Code, "57")
-	}
-	_, netErr := errors.AsType[net.Error](err)
-	return netErr || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err)
 }
 
 // openSQLite opens the league's SQLite file, holding it until the store

@@ -2,15 +2,20 @@ package postgres_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/internal/pgtest"
 	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/league/postgres"
 	"github.com/leaguectl/leaguectl/league/storetest"
 	"github.com/leaguectl/leaguectl/protocol"
 )
@@ -121,4 +126,16 @@ func TestWriteWhoseAnswerIsLost(t *testing.T) {
 	is.Equal(r.Agents, []league.AgentRecord{p}) // recorded once
 	is.Equal(r.State, league.StateRunning)
 	is.Equal(r.Rounds, rounds)
+}
+
+// TestConnectionLost: a standby waits on through a lost connection, and
+// stops on a refusal another try would meet again.
+func TestConnectionLost(t *testing.T) {
+	is := is.New(t)
+	is.True(postgres.ConnectionLost(&pgconn.PgError{Code: "57P01"}))                      // terminated by an administrator
+	is.True(postgres.ConnectionLost(&pgconn.PgError{Code: "08006"}))                      // connection failure
+	is.True(postgres.ConnectionLost(fmt.Errorf("lead: %w", io.ErrUnexpectedEOF)))         // cut mid-answer
+	is.True(!postgres.ConnectionLost(&pgconn.PgError{Code: "42501"}))                     // permission denied
+	is.True(!postgres.ConnectionLost(fmt.Errorf("lead: %w", postgres.ErrClosed)))         // closed
+	is.True(!postgres.ConnectionLost(errors.New("the store has led its league already"))) // a bug, not an outage
 }

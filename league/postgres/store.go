@@ -465,19 +465,20 @@ func (s *Store) again(ctx context.Context, write func(epoch int64) error) error 
 		return err
 	}
 	err = write(epoch)
-	if connectionLost(err) && ctx.Err() == nil {
+	if ConnectionLost(err) && ctx.Err() == nil {
 		err = write(epoch)
 	}
 	return s.fenced(err)
 }
 
-// connectionLost reports whether err is the loss of the connection a
-// statement went on, rather than the server's answer to it.
-func connectionLost(err error) bool {
+// ConnectionLost reports whether err is the loss of a connection to the
+// database (or the failure to make one), which another try may not meet,
+// rather than the server's answer, which it would meet again.
+func ConnectionLost(err error) bool {
 	if err == nil {
 		return false
 	}
-	if pgconn.SafeToRetry(err) {
+	if _, ok := errors.AsType[*pgconn.ConnectError](err); ok || pgconn.SafeToRetry(err) {
 		return true // never sent
 	}
 	if e, ok := errors.AsType[*pgconn.PgError](err); ok {
