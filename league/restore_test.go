@@ -15,11 +15,15 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/leaguectl/leaguectl/internal/pgtest"
 	"github.com/leaguectl/leaguectl/league"
+	"github.com/leaguectl/leaguectl/league/postgres"
 	"github.com/leaguectl/leaguectl/league/sqlite"
 	"github.com/leaguectl/leaguectl/protocol"
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // crashScript is the league of TestFullLeague: R1: P01-P04 P02-P03,
 // R2: P03-P01 P04-P02, R3: P01-P02 P03-P04.
@@ -35,6 +39,51 @@ func openStore(t *testing.T, path string) *sqlite.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// closingStore is a store a test closes, as a crash would, and opens
+// again.
+type closingStore interface {
+	league.Store
+	Close() error
+}
+
+// opener opens a store on one database, leading the test's league; the
+// store is closed when the test ends if the test has not closed it (a
+// crash) before.
+type opener func(t *testing.T) closingStore
+
+// eachDB runs f with each store: newDB makes a new database, a SQLite file
+// or a PostgreSQL database (the latter skipped where PostgreSQL is not
+// installed), and returns its opener.
+func eachDB(t *testing.T, f func(t *testing.T, newDB func(t *testing.T) opener)) {
+	t.Run("sqlite", func(t *testing.T) {
+		f(t, func(t *testing.T) opener {
+			path := filepath.Join(t.TempDir(), "league.db")
+			return func(t *testing.T) closingStore { return openStore(t, path) }
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		pgtest.URL(t) // skips here, not in a subtest of f, where PostgreSQL is not installed
+		f(t, func(t *testing.T) opener {
+			url := pgtest.Database(t)
+			return func(t *testing.T) closingStore {
+				t.Helper()
+				ctx := context.Background()
+				s, err := postgres.Open(ctx, url, leagueID, postgres.Options{})
+				if err == nil {
+					if err = s.Lead(ctx, nil); err != nil {
+						s.Close()
+					}
+				}
+				if err != nil {
+					t.Fatalf("open: %v", err)
+				}
+				t.Cleanup(func() { s.Close() })
+				return s
+			}
+		})
+	})
 }
 
 func load(t *testing.T, s league.Store) *league.Saved {
@@ -82,11 +131,13 @@ func TestRestoreAfterCrash(t *testing.T) {
 		name       string
 		key1, key2 []byte
 	}{{"same key", key, key}, {"another key", key, other}, {"no key", nil, nil}} {
-		t.Run(tc.name, func(t *testing.T) { restoreAfterCrash(t, tc.key1, tc.key2) })
+		t.Run(tc.name, func(t *testing.T) {
+			eachDB(t, func(t *testing.T, newDB func(t *testing.T) opener) { restoreAfterCrash(t, newDB, tc.key1, tc.key2) })
+		})
 	}
 }
 
-func restoreAfterCrash(t *testing.T, key1, key2 []byte) {
+func restoreAfterCrash(t *testing.T, newDB func(t *testing.T) opener, key1, key2 []byte) {
 	keyed := key1 != nil && bytes.Equal(key1, key2)
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
@@ -104,8 +155,8 @@ func restoreAfterCrash(t *testing.T, key1, key2 []byte) {
 			h.stop()
 		}
 
-		path := filepath.Join(t.TempDir(), "league.db")
-		s1 := openStore(t, path)
+		open := newDB(t)
+		s1 := open(t)
 		h1 := newHarness(t, n, league.Options{Seed: 42, Store: s1, TokenKey: key1, AllowUnknownTokens: !keyed})
 		defer h1.stop()
 		ref := h1.referee("REF01", 1, modeManual, nil)
@@ -144,7 +195,7 @@ func restoreAfterCrash(t *testing.T, key1, key2 []byte) {
 
 		// Restarted with other options: the league's seed and scoring are
 		// the store's.
-		s2 := openStore(t, path)
+		s2 := open(t)
 		h2 := newHarnessAt(t, n, "league_manager-restarted", league.Options{Seed: 7,
 			Scoring: league.Scoring{Win: 10, Draw: 5, Loss: 1}, Store: s2, TokenKey: key2, AllowUnknownTokens: !keyed})
 		defer h2.stop()
@@ -344,10 +395,14 @@ func TestRestoreAnotherLeague(t *testing.T) {
 }
 
 func TestRestoreCompleted(t *testing.T) {
+	eachDB(t, restoreCompleted)
+}
+
+func restoreCompleted(t *testing.T, newDB func(t *testing.T) opener) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		path := filepath.Join(t.TempDir(), "league.db")
-		s1 := openStore(t, path)
+		open := newDB(t)
+		s1 := open(t)
 		h1 := newHarness(t, n, league.Options{Store: s1})
 		defer h1.stop()
 		ref := h1.referee("REF01", 1, modeReport, map[string]string{"R2M1": "B"})
@@ -367,7 +422,7 @@ func TestRestoreCompleted(t *testing.T) {
 		h1.stop()
 		is.NoErr(s1.Close())
 
-		s2 := openStore(t, path)
+		s2 := open(t)
 		h2 := newHarnessAt(t, n, "league_manager-restarted", league.Options{Store: s2})
 		defer h2.stop()
 		select {

@@ -20,6 +20,10 @@ func TestSwissResumed(t *testing.T) {
 	opts := league.Options{Seed: 42, Format: league.Format{Kind: league.FormatSwiss, Rounds: 5}}
 	players := []string{"P01", "P02", "P03", "P04", "P05", "P06", "P07", "P08"}
 	const total = 5 * 4
+	eachDB(t, func(t *testing.T, newDB func(t *testing.T) opener) { swissResumed(t, newDB, opts, players, total) })
+}
+
+func swissResumed(t *testing.T, newDB func(t *testing.T) opener, opts league.Options, players []string, total int) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
 		ctx := context.Background()
@@ -47,8 +51,8 @@ func TestSwissResumed(t *testing.T) {
 			is.Equal(len(wantRounds), 5) // every round stored as it was paired
 		}
 
-		path := filepath.Join(t.TempDir(), "league.db")
-		s1 := openStore(t, path)
+		open := newDB(t)
+		s1 := open(t)
 		o := opts
 		o.Store = s1
 		h1 := newHarness(t, n, o)
@@ -71,7 +75,7 @@ func TestSwissResumed(t *testing.T) {
 		h1.stop()
 		is.NoErr(s1.Close())
 
-		s2 := openStore(t, path)
+		s2 := open(t)
 		o.Store = s2
 		h2 := newHarnessAt(t, n, "league_manager-restarted", o)
 		defer h2.stop()
