@@ -248,91 +248,18 @@ func TestOpen(t *testing.T) {
 	})
 }
 
+// TestConcurrentWriters: the suite's concurrent results, written in turn
+// by two stores on one file, whose writes SQLite's own locks keep apart.
 func TestConcurrentWriters(t *testing.T) {
 	t.Run("different matches", func(t *testing.T) {
-		is := is.New(t)
-		ctx := testCtx(t)
 		path := dbPath(t)
-		rounds := storetest.OneRound(50)
-		s := started(t, path, rounds)
-		other := openUnlocked(t, path) // another connection to the same file writes too (SQLite's locks keep them apart)
-		var wg sync.WaitGroup
-		errs := make(chan error, 50)
-		want := map[string]league.ResultRecord{}
-		for i, p := range rounds[0] {
-			r := storetest.Win(p, fmt.Sprintf("REF%02d", i%5+1), storetest.At(int64(i)))
-			want[p.MatchID] = r
-			st := s
-			if i%2 == 1 {
-				st = other
-			}
-			wg.Go(func() {
-				inserted, err := st.SaveResult(ctx, r)
-				if err == nil && !inserted {
-					err = fmt.Errorf("%s not inserted", r.MatchID)
-				}
-				errs <- err
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			is.NoErr(err) // every write succeeds
-		}
-		sv, err := s.Load(ctx)
-		is.NoErr(err)
-		got := map[string]league.ResultRecord{}
-		for _, r := range sv.Results {
-			got[r.MatchID] = r
-		}
-		is.Equal(len(sv.Results), 50) // each once
-		is.Equal(got, want)           // all 50, as written
+		s := started(t, path, storetest.OneRound(50))
+		storetest.ConcurrentResults(t, s, s, openUnlocked(t, path))
 	})
 	t.Run("one match", func(t *testing.T) {
-		is := is.New(t)
-		ctx := testCtx(t)
 		path := dbPath(t)
-		rounds := storetest.OneRound(1)
-		s := started(t, path, rounds)
-		other := openUnlocked(t, path)
-		p := rounds[0][0]
-		var wg sync.WaitGroup
-		type saved struct {
-			r        league.ResultRecord
-			inserted bool
-			err      error
-		}
-		out := make(chan saved, 20)
-		start := make(chan struct{})
-		for i := range 20 {
-			r := storetest.Win(p, fmt.Sprintf("REF%02d", i+1), storetest.At(int64(i)))
-			if i%2 == 1 {
-				r.Winner, r.StatusA, r.StatusB = p.B, protocol.ResultLoss, protocol.ResultWin
-			}
-			st := s
-			if i%2 == 1 {
-				st = other
-			}
-			wg.Go(func() {
-				<-start
-				inserted, err := st.SaveResult(ctx, r)
-				out <- saved{r, inserted, err}
-			})
-		}
-		close(start)
-		wg.Wait()
-		close(out)
-		var winners []league.ResultRecord
-		for s := range out {
-			is.NoErr(s.err)
-			if s.inserted {
-				winners = append(winners, s.r)
-			}
-		}
-		is.Equal(len(winners), 1) // exactly one write inserted
-		sv, err := s.Load(ctx)
-		is.NoErr(err)
-		is.Equal(sv.Results, winners) // and it is the one the store has
+		s := started(t, path, storetest.OneRound(1))
+		storetest.ConcurrentResultsOneMatch(t, s, s, openUnlocked(t, path))
 	})
 }
 

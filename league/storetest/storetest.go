@@ -247,18 +247,26 @@ func testSaveResultIdempotent(t *testing.T, db Database) {
 // testConcurrentResults: 50 results written at once, one per match, are
 // each recorded once, as written.
 func testConcurrentResults(t *testing.T, db Database) {
+	s := started(t, db, OneRound(50))
+	ConcurrentResults(t, s, s)
+}
+
+// ConcurrentResults checks that 50 results written at once, one per match
+// of s's schedule OneRound(50), by writers in turn, are each recorded
+// once, as written, as s reads them back.
+func ConcurrentResults(t *testing.T, s league.Store, writers ...league.Store) {
 	is := is.New(t)
 	ctx := Ctx(t)
 	rounds := OneRound(50)
-	s := started(t, db, rounds)
 	var wg sync.WaitGroup
 	errs := make(chan error, 50)
 	want := map[string]league.ResultRecord{}
 	for i, p := range rounds[0] {
 		r := Win(p, fmt.Sprintf("REF%02d", i%5+1), At(int64(i)))
 		want[p.MatchID] = r
+		w := writers[i%len(writers)]
 		wg.Go(func() {
-			inserted, err := s.SaveResult(ctx, r)
+			inserted, err := w.SaveResult(ctx, r)
 			if err == nil && !inserted {
 				err = fmt.Errorf("%s not inserted", r.MatchID)
 			}
@@ -283,11 +291,17 @@ func testConcurrentResults(t *testing.T, db Database) {
 // testConcurrentResultsOneMatch: of 20 different results of one match
 // written at once, exactly one is inserted, and it is the one stored.
 func testConcurrentResultsOneMatch(t *testing.T, db Database) {
+	s := started(t, db, OneRound(1))
+	ConcurrentResultsOneMatch(t, s, s)
+}
+
+// ConcurrentResultsOneMatch checks that of 20 different results of the
+// one match of s's schedule OneRound(1), written at once by writers in
+// turn, exactly one is inserted, and it is the one s reads back.
+func ConcurrentResultsOneMatch(t *testing.T, s league.Store, writers ...league.Store) {
 	is := is.New(t)
 	ctx := Ctx(t)
-	rounds := OneRound(1)
-	s := started(t, db, rounds)
-	p := rounds[0][0]
+	p := OneRound(1)[0][0]
 	type saved struct {
 		r        league.ResultRecord
 		inserted bool
@@ -301,9 +315,10 @@ func testConcurrentResultsOneMatch(t *testing.T, db Database) {
 		if i%2 == 1 {
 			r.Winner, r.StatusA, r.StatusB = p.B, protocol.ResultLoss, protocol.ResultWin
 		}
+		w := writers[i%len(writers)]
 		wg.Go(func() {
 			<-start
-			inserted, err := s.SaveResult(ctx, r)
+			inserted, err := w.SaveResult(ctx, r)
 			out <- saved{r, inserted, err}
 		})
 	}
