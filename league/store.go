@@ -2,6 +2,7 @@ package league
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/leaguectl/leaguectl/protocol"
@@ -175,12 +176,17 @@ type Saved struct {
 }
 
 // AddMatch adds p to sv.Rounds after the matches of its round added
-// before it: a store reads its schedule in order and adds each match.
-func (sv *Saved) AddMatch(p Pairing) {
+// before it: a store reads its schedule in order and adds each match. A
+// round below 1, which no schedule has, is a database's damage.
+func (sv *Saved) AddMatch(p Pairing) error {
+	if p.Round < 1 {
+		return fmt.Errorf("match %s: round %d", p.MatchID, p.Round)
+	}
 	for len(sv.Rounds) < p.Round {
 		sv.Rounds = append(sv.Rounds, nil)
 	}
 	sv.Rounds[p.Round-1] = append(sv.Rounds[p.Round-1], p)
+	return nil
 }
 
 // AddAssignment records in sv.Assignments that match went to referee,

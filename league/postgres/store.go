@@ -824,10 +824,9 @@ func (s *Store) loadMatches(ctx context.Context, tx pgx.Tx, sv *league.Saved) er
 		if err := rows.Scan(&p.MatchID, &p.Round, &p.A, &p.B); err != nil {
 			return err
 		}
-		if p.Round < 1 {
-			return fmt.Errorf("match %s: round %d", p.MatchID, p.Round)
+		if err := sv.AddMatch(p); err != nil {
+			return err
 		}
-		sv.AddMatch(p)
 	}
 	if err := rows.Err(); err != nil {
 		return err

@@ -955,7 +955,9 @@ func loadMatches(ctx context.Context, tx *sql.Tx, sv *league.Saved) error {
 		if err := rows.Scan(&p.MatchID, &p.Round, &p.A, &p.B); err != nil {
 			return err
 		}
-		sv.AddMatch(p)
+		if err := sv.AddMatch(p); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
