@@ -135,25 +135,18 @@ func leadPostgres(ctx context.Context, db, leagueID string, o postgres.Options, 
 // leadOrWait is s.Lead, tried again while it fails for want of the
 // database (a restart of the server, a connection dropped): a standby
 // waits out an outage of the database as it waits out the active manager.
-// Only ctx ends it, or a store closed.
-func leadOrWait(ctx context.Context, s *postgres.Store, waiting func(holder string), retrying func(err error, next time.Duration)) error {
+// Only ctx ends it, or a refusal another try would meet again.
+func leadOrWait(ctx context.Context, s *postgres.Store, waiting func(holder string), retrying backoff.Notify) error {
 	bo := backoff.NewExponentialBackOff()
 	bo.InitialInterval, bo.MaxInterval = 500*time.Millisecond, 15*time.Second
-	for {
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
 		err := s.Lead(ctx, waiting)
-		if err == nil || ctx.Err() != nil || !postgres.ConnectionLost(err) {
-			return err
+		if err != nil && !postgres.ConnectionLost(err) {
+			return struct{}{}, backoff.Permanent(err)
 		}
-		next := bo.NextBackOff()
-		retrying(err, next)
-		t := time.NewTimer(next)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
-	}
+		return struct{}{}, err
+	}, backoff.WithBackOff(bo), backoff.WithNotify(retrying), backoff.WithMaxElapsedTime(0))
+	return err
 }
 
 // openSQLite opens the league's SQLite file, holding it until the store
