@@ -3,20 +3,19 @@ package postgres
 import (
 	"context"
 	"errors"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/leaguectl/leaguectl/internal/groupcommit"
 )
 
 // The writes of one statement that wait while another transaction
-// commits are committed together, in one transaction behind one fence:
-// one round trip and one commit for all of them, where each alone cost
-// the server a transaction (most of a league's time on PostgreSQL, its
-// CPU for 4,200 transactions at 64 players). As the SQLite store's group
-// commit, a caller waits only for the transaction that holds its write.
+// commits are committed together (groupcommit), in one transaction behind
+// one fence: one round trip and one commit for all of them, where each
+// alone cost the server a transaction (most of a league's time on
+// PostgreSQL, its CPU for 4,200 transactions at 64 players).
 
 // maxBatch bounds the writes of one transaction.
 const maxBatch = 64
@@ -40,32 +39,24 @@ type execResult struct {
 
 // committer is the commit loop of a store's single-statement writes.
 type committer struct {
-	s       *Store
-	mu      sync.Mutex
-	queue   []*queued
-	closed  bool
-	kick    chan struct{}
-	quit    chan struct{}
-	stopped chan struct{}
-	stop    sync.Once
+	s      *Store
+	writes *groupcommit.Queue[*queued]
 }
 
 func newCommitter(s *Store) *committer {
-	c := &committer{s: s, kick: make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{})}
-	go c.loop()
+	c := &committer{s: s}
+	c.writes = groupcommit.Start(maxBatch, c.commit)
 	return c
 }
 
 // close commits the writes queued, then stops the loop; a write that
 // comes after fails with ErrClosed.
 func (c *committer) close() {
-	c.stop.Do(func() {
-		c.mu.Lock()
-		c.closed = true
-		c.mu.Unlock()
-		close(c.quit)
-		<-c.stopped
-	})
+	for left := c.writes.Close(); len(left) > 0; {
+		n := min(len(left), maxBatch)
+		c.commit(left[:n])
+		left = left[n:]
+	}
 }
 
 // exec queues a write and waits for the transaction that holds it. A
@@ -73,59 +64,19 @@ func (c *committer) close() {
 // once taken, its outcome is its transaction's.
 func (c *committer) exec(ctx context.Context, sql string, args []any) (pgconn.CommandTag, error) {
 	q := &queued{ctx: ctx, sql: sql, args: args, done: make(chan execResult, 1)}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
+	if !c.writes.Add(q) {
 		return pgconn.CommandTag{}, ErrClosed
-	}
-	c.queue = append(c.queue, q)
-	c.mu.Unlock()
-	select {
-	case c.kick <- struct{}{}:
-	default:
 	}
 	select {
 	case r := <-q.done:
 		return r.tag, r.err
 	case <-ctx.Done():
 	}
-	c.mu.Lock()
-	if i := slices.Index(c.queue, q); i >= 0 {
-		c.queue = slices.Delete(c.queue, i, i+1)
-		c.mu.Unlock()
+	if c.writes.TakeBack(q) {
 		return pgconn.CommandTag{}, ctx.Err()
 	}
-	c.mu.Unlock()
 	r := <-q.done
 	return r.tag, r.err
-}
-
-func (c *committer) loop() {
-	defer close(c.stopped)
-	for {
-		select {
-		case <-c.kick:
-		case <-c.quit:
-			c.drain()
-			return
-		}
-		c.drain()
-	}
-}
-
-// drain commits every write queued, maxBatch at a time.
-func (c *committer) drain() {
-	for {
-		c.mu.Lock()
-		n := min(len(c.queue), maxBatch)
-		batch := slices.Clone(c.queue[:n])
-		c.queue = slices.Delete(c.queue, 0, n)
-		c.mu.Unlock()
-		if n == 0 {
-			return
-		}
-		c.commit(batch)
-	}
 }
 
 // commit makes batch one transaction. If a write in it fails, the

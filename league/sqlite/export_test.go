@@ -11,11 +11,7 @@ func (s *Store) DB() *sql.DB { return s.db }
 
 // Waiting is the number of writes waiting for the commit loop to take
 // them, Taken the number it has taken.
-func (s *Store) Waiting() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return int64(len(s.queue))
-}
+func (s *Store) Waiting() int64 { return int64(s.writes.Len()) }
 
 func (s *Store) Taken() int64 { return s.taken.Load() }
 

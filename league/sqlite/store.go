@@ -17,7 +17,6 @@ import (
 	"math"
 	"net/url"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +27,7 @@ import (
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/leaguectl/leaguectl/internal/groupcommit"
 	"github.com/leaguectl/leaguectl/league"
 	"github.com/leaguectl/leaguectl/protocol"
 )
@@ -185,15 +185,8 @@ type Store struct {
 	// cancelled (a write's own statements run under its caller's context).
 	base context.Context
 
-	// mu guards queue, the writes waiting for the commit loop, and
-	// closed. kick wakes the loop; quit, closed by Close, stops it, and it
-	// then closes stopped.
-	mu      sync.Mutex
-	queue   []*write
-	closed  bool
-	kick    chan struct{}
-	quit    chan struct{}
-	stopped chan struct{}
+	// writes waits for the commit loop (groupcommit).
+	writes  *groupcommit.Queue[*write]
 	closing sync.Once
 	// closeErr is the outcome of Close, for every call of it.
 	closeErr error
@@ -343,11 +336,16 @@ func openLocked(ctx context.Context, path string, params url.Values, sync string
 	return s, nil
 }
 
-// start starts the commit loop.
+// start starts the commit loop: it takes every write that waits, up to
+// maxBatch, and commits them together. A caller waits only for the
+// transaction that holds its write, and the disk is flushed once per
+// transaction, not per write.
 func (s *Store) start(ctx context.Context) {
-	s.kick, s.quit, s.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
 	s.base = context.WithoutCancel(ctx)
-	go s.commitLoop()
+	s.writes = groupcommit.Start(maxBatch, func(batch []*write) {
+		s.taken.Add(int64(len(batch)))
+		s.commit(batch)
+	})
 }
 
 // probe makes a write that changes nothing, committed: a database that
@@ -380,17 +378,9 @@ var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
 // the next manager on it finds it as this one left it.
 func (s *Store) Close() error {
 	s.closing.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-		close(s.quit)
-		<-s.stopped
-		s.mu.Lock()
-		for _, w := range s.queue {
+		for _, w := range s.writes.Close() {
 			w.done <- ErrClosed
 		}
-		s.queue = nil
-		s.mu.Unlock()
 		var marked error
 		if s.marked {
 			// Closing, SQLite moves the -wal into the file and removes it:
@@ -401,40 +391,6 @@ func (s *Store) Close() error {
 		s.lock.release()
 	})
 	return s.closeErr
-}
-
-// commitLoop commits the writes as they come: it takes every write that
-// waits, up to maxBatch, and commits them together. A caller waits only
-// for the transaction that holds its write, and the disk is flushed once
-// per transaction, not per write.
-func (s *Store) commitLoop() {
-	defer close(s.stopped)
-	batch := make([]*write, 0, maxBatch)
-	for {
-		select {
-		case <-s.kick:
-		case <-s.quit:
-			return
-		}
-		for {
-			s.mu.Lock()
-			n := min(len(s.queue), maxBatch)
-			batch = append(batch[:0], s.queue[:n]...)
-			rest := copy(s.queue, s.queue[n:])
-			clear(s.queue[rest:])
-			s.queue = s.queue[:rest]
-			if rest == 0 && cap(s.queue) > 4*maxBatch {
-				s.queue = nil // a spike's room is given back once it has passed
-			}
-			s.mu.Unlock()
-			if n == 0 {
-				break
-			}
-			s.taken.Add(int64(n))
-			s.commit(batch)
-			clear(batch)
-		}
-	}
 }
 
 // commit makes batch one transaction. If anything in it fails, it is
@@ -505,29 +461,17 @@ func (s *Store) write(ctx context.Context, apply func(ctx context.Context, tx *s
 		return ErrOpenForReading
 	}
 	w := &write{ctx: ctx, apply: apply, done: make(chan error, 1)}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.writes.Add(w) {
 		return ErrClosed
-	}
-	s.queue = append(s.queue, w)
-	s.mu.Unlock()
-	select {
-	case s.kick <- struct{}{}:
-	default: // the loop has been woken already and will take it
 	}
 	select {
 	case err := <-w.done:
 		return err
 	case <-ctx.Done():
 	}
-	s.mu.Lock()
-	if i := slices.Index(s.queue, w); i >= 0 {
-		s.queue = slices.Delete(s.queue, i, i+1)
-		s.mu.Unlock()
+	if s.writes.TakeBack(w) {
 		return ctx.Err()
 	}
-	s.mu.Unlock()
 	return <-w.done
 }
 
