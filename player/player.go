@@ -160,6 +160,12 @@ type Player struct {
 	// (under protocol.TicketKey of token).
 	tickets  bool
 	ticketer *protocol.Ticketer
+	// registering, while a registration is in flight, is closed when it
+	// has been answered: a message of a match that comes meanwhile waits
+	// for it (checkTicket), since a manager may hand out the player's
+	// first match before the player has read its answer, and until then
+	// the player does not know whether it must see a ticket.
+	registering chan struct{}
 	// assigned is the latest hand-over the player has seen of each match
 	// of the league whose GAME_OVER it has not taken, by match id: a
 	// ticket's, or its manager's word that the referee carries none. Every
@@ -331,6 +337,18 @@ func (p *Player) Register(ctx context.Context) error {
 	if p.opts.OnRegistering != nil {
 		p.registeringOnce.Do(p.opts.OnRegistering)
 	}
+	answered := make(chan struct{})
+	p.mu.Lock()
+	p.registering = answered
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		if p.registering == answered {
+			p.registering = nil
+		}
+		p.mu.Unlock()
+		close(answered)
+	}()
 	var resp protocol.LeagueRegisterResponse
 	// Asked again without our extensions (the instance secret, match
 	// tickets) if refused.

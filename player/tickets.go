@@ -25,7 +25,7 @@ import (
 // many as they like.
 func (p *Player) ticketed(h handlerFunc) handlerFunc {
 	return func(ctx context.Context, r *transport.Request) (any, error) {
-		if err := p.checkTicket(r); err != nil {
+		if err := p.checkTicket(ctx, r); err != nil {
 			return nil, err
 		}
 		return h(ctx, r)
@@ -47,8 +47,20 @@ func (p *Player) ticketed(h handlerFunc) handlerFunc {
 // nanoseconds, under p.mu; it allocates nothing but the entry of a
 // hand-over not seen before. A checked ticket is not kept: each message
 // is checked again, so that a player remembers only a number a match.
-func (p *Player) checkTicket(r *transport.Request) error {
+// While a registration is in flight the check waits for its answer (or
+// the end of ctx): it says whether tickets are to be seen.
+func (p *Player) checkTicket(ctx context.Context, r *transport.Request) error {
 	p.mu.Lock()
+	for p.registering != nil {
+		answered := p.registering
+		p.mu.Unlock()
+		select {
+		case <-answered:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		p.mu.Lock()
+	}
 	defer p.mu.Unlock()
 	if !p.tickets {
 		return nil

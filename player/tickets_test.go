@@ -1,6 +1,7 @@
 package player_test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/matryer/is"
@@ -42,17 +44,55 @@ const refusal = "AUTH_TOKEN_INVALID: this player answers the messages of a match
 // match_tickets), served on n.
 func withTickets(t *testing.T, n *transporttest.Net, strategy string) *rig {
 	t.Helper()
-	m := &manager{answer: func(req *protocol.LeagueRegisterRequest) (any, error) {
-		return protocol.RawJSON(`{"protocol":"league.v2","message_type":"LEAGUE_REGISTER_RESPONSE","sender":"league_manager:LM01",` +
-			`"timestamp":"` + now + `","conversation_id":"` + req.ConversationID + `","league_id":"` + leagueID + `",` +
-			`"auth_token":"tok-P01","status":"ACCEPTED","player_id":"P01","reason":null,"signs_messages":true,"match_tickets":true}`), nil
-	}}
+	m := &manager{answer: ticketsAnswer}
 	mgr := n.Serve(t, "league_manager", m.mux())
 	r := serve(t, n, opts(strategy, func(o *player.Options) { o.ManagerEndpoint = mgr }))
 	if err := r.p.Register(ctxFor(t)); err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// ticketsAnswer accepts req as P01 with token tok-P01, signing its
+// messages and giving its referees match tickets.
+func ticketsAnswer(req *protocol.LeagueRegisterRequest) (any, error) {
+	return protocol.RawJSON(`{"protocol":"league.v2","message_type":"LEAGUE_REGISTER_RESPONSE","sender":"league_manager:LM01",` +
+		`"timestamp":"` + now + `","conversation_id":"` + req.ConversationID + `","league_id":"` + leagueID + `",` +
+		`"auth_token":"tok-P01","status":"ACCEPTED","player_id":"P01","reason":null,"signs_messages":true,"match_tickets":true}`), nil
+}
+
+// TestStrangerWhileRegistering: a parity call that reaches the player
+// while its registration is in flight (a manager may start the league on
+// the last registration, before the player has read its answer) waits
+// for the answer and is then checked as any other: a stranger's is
+// refused (E012) once the answer says the manager gives tickets, where it
+// was answered before the player knew.
+func TestStrangerWhileRegistering(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		is := is.New(t)
+		var ep string // the player's, served below before it registers
+		arrived, refused := make(chan struct{}, 1), make(chan error, 1)
+		stranger := n.Client(5 * time.Second)
+		m := &manager{answer: func(req *protocol.LeagueRegisterRequest) (any, error) {
+			go func() {
+				call := from(parityCall("R1M1", "P01", nil), "referee:REF01", "tok_referee_REF01_5_00112233445566778899aabbccddeeff")
+				refused <- stranger.Call(ctxFor(t), ep, protocol.MethodChooseParity, call, nil)
+			}()
+			<-arrived // the call is at the player before the answer leaves
+			return ticketsAnswer(req)
+		}}
+		mgr := n.Serve(t, "league_manager", m.mux())
+		p := player.New(opts("random", func(o *player.Options) { o.ManagerEndpoint = mgr }), n.Client(5*time.Second), nil)
+		handler := p.Handler()
+		ep = n.Serve(t, "player-P01", transport.HandlerFunc(func(ctx context.Context, r *transport.Request) (any, error) {
+			if r.Method == protocol.MethodChooseParity {
+				arrived <- struct{}{}
+			}
+			return handler.ServeLeague(ctx, r)
+		}))
+		is.NoErr(p.Register(ctxFor(t)))
+		is.Equal(protocol.CodeOf(<-refused), protocol.ErrAuthTokenInvalid) // checked against the answer's word
+	})
 }
 
 // from is msg as sender sends it, with token as its auth_token.
