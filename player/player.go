@@ -161,10 +161,10 @@ type Player struct {
 	tickets  bool
 	ticketer *protocol.Ticketer
 	// registering, while a registration is in flight, is closed when it
-	// has been answered: a message of a match that comes meanwhile waits
-	// for it (checkTicket), since a manager may hand out the player's
-	// first match before the player has read its answer, and until then
-	// the player does not know whether it must see a ticket.
+	// has been answered (awaitAnswer): a manager may announce its first
+	// round and hand out the player's first match before the player has
+	// read the answer, and until then the player does not know its token
+	// nor whether it must see a ticket.
 	registering chan struct{}
 	// assigned is the latest hand-over the player has seen of each match
 	// of the league whose GAME_OVER it has not taken, by match id: a
@@ -391,6 +391,27 @@ func (p *Player) Register(ctx context.Context) error {
 	return nil
 }
 
+// awaitAnswer waits while a registration is in flight until it has been
+// answered, or ctx ends: a message of the manager's or of a match that
+// comes meanwhile is checked against what the answer says (the player's
+// token, whether the manager signs and gives tickets), not taken as one
+// to a player not registered.
+func (p *Player) awaitAnswer(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		answered := p.registering
+		p.mu.Unlock()
+		if answered == nil {
+			return nil
+		}
+		select {
+		case <-answered:
+		case <-ctx.Done():
+			return protocol.Errorf(protocol.ErrServiceUnavailable, "this player's registration has not been answered yet")
+		}
+	}
+}
+
 // Handler returns the player's methods. The league messages go through
 // the player's fault (see league); the tools and health never do.
 func (p *Player) Handler() *transport.Mux {
@@ -475,6 +496,9 @@ func (p *Player) managerAck(r *transport.Request) *protocol.Ack {
 func (p *Player) fromManager(h handlerFunc) handlerFunc {
 	return func(ctx context.Context, r *transport.Request) (any, error) {
 		env := r.Env
+		if err := p.awaitAnswer(ctx); err != nil {
+			return nil, err
+		}
 		p.mu.Lock()
 		token, league, signed := p.token, p.leagueID, p.signed
 		p.mu.Unlock()

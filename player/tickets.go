@@ -50,17 +50,10 @@ func (p *Player) ticketed(h handlerFunc) handlerFunc {
 // While a registration is in flight the check waits for its answer (or
 // the end of ctx): it says whether tickets are to be seen.
 func (p *Player) checkTicket(ctx context.Context, r *transport.Request) error {
-	p.mu.Lock()
-	for p.registering != nil {
-		answered := p.registering
-		p.mu.Unlock()
-		select {
-		case <-answered:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		p.mu.Lock()
+	if err := p.awaitAnswer(ctx); err != nil {
+		return err
 	}
+	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.tickets {
 		return nil

@@ -61,38 +61,49 @@ func ticketsAnswer(req *protocol.LeagueRegisterRequest) (any, error) {
 		`"auth_token":"tok-P01","status":"ACCEPTED","player_id":"P01","reason":null,"signs_messages":true,"match_tickets":true}`), nil
 }
 
-// TestStrangerWhileRegistering: a parity call that reaches the player
-// while its registration is in flight (a manager may start the league on
-// the last registration, before the player has read its answer) waits
-// for the answer and is then checked as any other: a stranger's is
-// refused (E012) once the answer says the manager gives tickets, where it
-// was answered before the player knew.
+// TestStrangerWhileRegistering: a stranger's message that reaches the
+// player while its registration is in flight (a manager may start the
+// league on the last registration, before the player has read its
+// answer) waits for the answer and is then checked as any other: a parity
+// call without a ticket is refused (E012) and an unsigned round
+// announcement too (E003), once the answer says the manager gives tickets
+// and signs, where both were taken before the player knew.
 func TestStrangerWhileRegistering(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
-		is := is.New(t)
-		var ep string // the player's, served below before it registers
-		arrived, refused := make(chan struct{}, 1), make(chan error, 1)
-		stranger := n.Client(5 * time.Second)
-		m := &manager{answer: func(req *protocol.LeagueRegisterRequest) (any, error) {
-			go func() {
-				call := from(parityCall("R1M1", "P01", nil), "referee:REF01", "tok_referee_REF01_5_00112233445566778899aabbccddeeff")
-				refused <- stranger.Call(ctxFor(t), ep, protocol.MethodChooseParity, call, nil)
-			}()
-			<-arrived // the call is at the player before the answer leaves
-			return ticketsAnswer(req)
-		}}
-		mgr := n.Serve(t, "league_manager", m.mux())
-		p := player.New(opts("random", func(o *player.Options) { o.ManagerEndpoint = mgr }), n.Client(5*time.Second), nil)
-		handler := p.Handler()
-		ep = n.Serve(t, "player-P01", transport.HandlerFunc(func(ctx context.Context, r *transport.Request) (any, error) {
-			if r.Method == protocol.MethodChooseParity {
-				arrived <- struct{}{}
-			}
-			return handler.ServeLeague(ctx, r)
-		}))
-		is.NoErr(p.Register(ctxFor(t)))
-		is.Equal(protocol.CodeOf(<-refused), protocol.ErrAuthTokenInvalid) // checked against the answer's word
-	})
+	for _, tc := range []struct {
+		name, method string
+		params       any
+		code         protocol.Code
+	}{
+		{"parity call", protocol.MethodChooseParity,
+			from(parityCall("R1M1", "P01", nil), "referee:REF01", "tok_referee_REF01_5_00112233445566778899aabbccddeeff"), protocol.ErrAuthTokenInvalid},
+		{"round announcement", protocol.MethodNotifyRound,
+			announcement("", `,"referee_id":"REF09","ticketless_assignment":8`), protocol.ErrAuthenticationFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+				is := is.New(t)
+				var ep string // the player's, served below before it registers
+				arrived, refused := make(chan struct{}, 1), make(chan error, 1)
+				stranger := n.Client(5 * time.Second)
+				m := &manager{answer: func(req *protocol.LeagueRegisterRequest) (any, error) {
+					go func() { refused <- stranger.Call(ctxFor(t), ep, tc.method, tc.params, nil) }()
+					<-arrived // the stranger's call is at the player before the answer leaves
+					return ticketsAnswer(req)
+				}}
+				mgr := n.Serve(t, "league_manager", m.mux())
+				p := player.New(opts("random", func(o *player.Options) { o.ManagerEndpoint = mgr }), n.Client(5*time.Second), nil)
+				handler := p.Handler()
+				ep = n.Serve(t, "player-P01", transport.HandlerFunc(func(ctx context.Context, r *transport.Request) (any, error) {
+					if r.Method == tc.method {
+						arrived <- struct{}{}
+					}
+					return handler.ServeLeague(ctx, r)
+				}))
+				is.NoErr(p.Register(ctxFor(t)))
+				is.Equal(protocol.CodeOf(<-refused), tc.code) // checked against the answer's word
+			})
+		})
+	}
 }
 
 // from is msg as sender sends it, with token as its auth_token.
