@@ -351,8 +351,9 @@ func (p *Player) Register(ctx context.Context) error {
 	}()
 	var resp protocol.LeagueRegisterResponse
 	// Asked again without our extensions (the instance secret, match
-	// tickets) if refused.
-	err := transport.CallExtended(ctx, p.caller, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp, func() any {
+	// tickets) if refused. One exchange, not the client's retries: the
+	// player's messages wait for it (awaitAnswer), and Run retries.
+	err := transport.CallExtended(transport.NoRetry(ctx), p.caller, p.opts.ManagerEndpoint, protocol.MethodRegisterPlayer, req, &resp, func() any {
 		plain, meta := *req, *req.PlayerMeta
 		meta.MatchTickets = false
 		plain.InstanceSecret, plain.PlayerMeta = "", &meta
