@@ -159,7 +159,9 @@ type rig struct {
 // play plays matches on every trip of r at once, a match after another
 // on each, until d has passed or limit matches have started (0: no
 // limit); a match under way when d passes is played to its end and
-// counted, so the rate holds whole matches over the time they took.
+// counted, so the rate holds whole matches over the time they took. Each
+// trip starts one match however late its goroutine runs, so that a run
+// on a loaded machine is still one of Concurrent matches at once.
 func (r *rig) play(ctx context.Context, d time.Duration, limit int) (Result, error) {
 	if d <= 0 && limit <= 0 {
 		return Result{}, errors.New("refproto: nothing bounds the run (no duration, no limit)")
@@ -170,7 +172,7 @@ func (r *rig) play(ctx context.Context, d time.Duration, limit int) (Result, err
 	start := time.Now()
 	for _, t := range r.trips {
 		wg.Go(func() {
-			for ctx.Err() == nil && (d <= 0 || time.Since(start) < d) {
+			for first := true; ctx.Err() == nil && (first || d <= 0 || time.Since(start) < d); first = false {
 				m := int(next.Add(1)) - 1
 				if limit > 0 && m >= limit {
 					return
