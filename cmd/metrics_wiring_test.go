@@ -310,10 +310,10 @@ func TestMetricsOfADeadPlayer(t *testing.T) {
 		snap, _ := ml.mgr.Snapshot()
 		is.Equal(snap.Agents[0].ID, "REF01")
 		is.True(ref.LastSeen.After(snap.Agents[0].RegisteredAt)) // its reports were seen
-		// Every attempt is counted, and over HTTP a kept-alive connection
-		// the referee's server closed fails one now and then, which the
-		// retry then makes (1 of 7 calls in 2 of 15 runs): the referee is
-		// answered, not dead.
+		// Every attempt is counted but those the manager gave up itself (a
+		// START_MATCH whose result came first), and over HTTP a kept-alive
+		// connection the referee's server closed fails one now and then,
+		// which the retry then makes: the referee is answered, not dead.
 		is.True(ref.Calls >= 6 && ref.Failures <= 1) // start_match, answered
 		is.True(ref.Samples > 0 && ref.LatencyP95 >= ref.LatencyP50)
 		is.True(dead.BreakerOpen)

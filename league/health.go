@@ -2,6 +2,7 @@ package league
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -142,8 +143,14 @@ func (m *Manager) statsAt(role protocol.Role, endpoint string) *agentStats {
 // ObserveCall records a call the manager made to endpoint
 // (transport.Hooks.Call): it counts for the agent registered there, the
 // referee for a START_MATCH and otherwise the player, or the referee when
-// no player is. Calls to an endpoint no agent holds are not kept.
+// no player is. Calls to an endpoint no agent holds are not kept, nor
+// calls the manager gave up itself (context.Canceled: a START_MATCH whose
+// result came before its acknowledgement), which say nothing of the agent
+// and would show a healthy referee as failing.
 func (m *Manager) ObserveCall(endpoint, method string, d time.Duration, err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
 	var s *agentStats
 	if t, _ := protocol.MethodType(method); t == protocol.TypeStartMatch {
 		s = m.statsAt(protocol.RoleReferee, endpoint)

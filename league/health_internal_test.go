@@ -1,6 +1,7 @@
 package league
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -53,7 +54,8 @@ func TestObserveCallCostsNoAllocation(t *testing.T) {
 // TestHealth: agents in order (referees, then players by id), each with
 // its calls, failures and the latencies of its latest calls only; a
 // breaker's change is told once, by id, and one of an endpoint no agent
-// holds not at all; a call to such an endpoint counts for nobody.
+// holds not at all; a call to such an endpoint counts for nobody, nor
+// one the manager gave up itself.
 func TestHealth(t *testing.T) {
 	is := is.New(t)
 	m := withAgents(10)
@@ -62,6 +64,8 @@ func TestHealth(t *testing.T) {
 	}
 	m.ObserveCall("mem://P2", protocol.MethodChooseParity, 0, &transport.Error{Kind: transport.KindOpen}) // no time
 	m.ObserveCall("mem://REF01", protocol.MethodStartMatch, 5*time.Millisecond, nil)
+	m.ObserveCall("mem://REF01", protocol.MethodStartMatch, 9*time.Millisecond, // given up by the manager: not the referee's
+		&transport.Error{Kind: transport.KindTimeout, Err: context.Canceled})
 	m.ObserveCall("mem://stranger", protocol.MethodPing, time.Millisecond, nil)
 	m.BreakerChanged("mem://P2", true)
 	m.BreakerChanged("mem://P2", true) // told already
@@ -81,7 +85,8 @@ func TestHealth(t *testing.T) {
 	is.Equal(p2.LatencyP95, 97*time.Millisecond) // the 61st
 	is.True(p2.BreakerOpen)
 	is.Equal(p2.Endpoint, "mem://P2")
-	is.Equal(h[0].Calls, uint64(1)) // START_MATCH, by its other name
+	is.Equal(h[0].Calls, uint64(1)) // START_MATCH, by its other name, and not the one given up
+	is.Equal(h[0].Failures, uint64(0))
 	is.Equal(h[0].LatencyP95, 5*time.Millisecond)
 	is.Equal(h[1].Samples, 0) // never called
 	is.Equal(h[1].LatencyP50, time.Duration(0))
