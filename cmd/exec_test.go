@@ -76,12 +76,13 @@ func TestExecFlags(t *testing.T) {
 	}
 }
 
-// execConfig is fastConfig with call timeouts that a bot's first start,
-// on a loaded machine, fits in, and no more: a bot that never answers
-// costs one a line.
+// execConfig is fastConfig with call timeouts that a shell bot's first
+// start and every healthy player's answer fit in with seconds to spare on
+// a loaded machine (the counts of technical losses below are exact), and
+// no more: a bot that never answers costs one a round.
 func execConfig() config.Config {
 	cfg := fastConfig()
-	cfg.Timeouts.Join, cfg.Timeouts.Choice, cfg.Timeouts.Generic = 400*time.Millisecond, 400*time.Millisecond, 400*time.Millisecond
+	cfg.Timeouts.Join, cfg.Timeouts.Choice, cfg.Timeouts.Generic = 2*time.Second, 2*time.Second, 2*time.Second
 	return cfg
 }
 

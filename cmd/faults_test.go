@@ -52,13 +52,14 @@ func row(rank int, id string, w, d, l, tl, pts int) protocol.StandingRow {
 // win; the other matches are those of the healthy league. One that is slow
 // but in time plays the healthy league. On both networks.
 //
-// Only a case whose fault waits for a timeout gets short ones, half a
-// second, which a healthy answer on a loaded machine still fits in many
-// times; the others get the spec's, so that load slows them rather than
-// failing a healthy call. The cases run in parallel: the waits overlap.
+// Only a case whose fault waits for a timeout gets short ones, a second,
+// which a healthy answer fits in many times over even among two dozen
+// leagues under the race detector on a loaded machine; the others get the
+// spec's, so that load slows them rather than failing a healthy call. The
+// cases run in parallel: the waits overlap.
 func TestFaultsGiveTechnicalLosses(t *testing.T) {
 	waits := fastConfig()
-	waits.Timeouts.Join, waits.Timeouts.Choice, waits.Timeouts.Generic = 500*time.Millisecond, time.Second, 500*time.Millisecond
+	waits.Timeouts.Join, waits.Timeouts.Choice, waits.Timeouts.Generic = time.Second, time.Second, time.Second
 	spec := config.Default()
 	spec.Retry = waits.Retry
 	random := strategiesOf(t, "random")
@@ -80,7 +81,7 @@ func TestFaultsGiveTechnicalLosses(t *testing.T) {
 		{[]string{"P02=invalid"}, spec, p02Fails},
 		{[]string{"P02=decline"}, spec, p02Fails},
 		{[]string{"P02=crash"}, waits, p02Fails}, // waited for StartGrace
-		{[]string{"P02=slow:2s"}, waits, p02Fails},
+		{[]string{"P02=slow:2500ms"}, waits, p02Fails},
 		{[]string{"P02=slow:20ms"}, spec, healthy},
 		{[]string{"P01=timeout", "P02=decline"}, waits, bothFail},
 	}

@@ -210,12 +210,7 @@ func TestWatchReconnects(t *testing.T) {
 // token, and one without an event stream each end watch at once with
 // their own exit code and a clear message.
 func TestWatchFails(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone := "http://" + ln.Addr().String() + "/mcp"
-	ln.Close()
+	gone := transporttest.DeadEndpoint(t)
 	answer := func(code int) string {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "no", code)
