@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -52,7 +51,7 @@ func TestBatchToOurs(t *testing.T) {
 		tm := newTestMux()
 		ep := n.Serve(t, "p1", tm)
 		x := &exchanges{RoundTripper: n}
-		c := transport.NewClient(x, time.Second)
+		c := transport.NewClient(x, callTimeout)
 		var pong, data jsontext.Value
 		calls := []*transport.Call{
 			{Method: "update", Params: []int{1}},
@@ -104,7 +103,7 @@ func TestBatchRefused(t *testing.T) {
 	t.Cleanup(srv.Close)
 	hc := httprpc.NewClient(httprpc.ClientConfig{})
 	t.Cleanup(hc.CloseIdleConnections)
-	c := transport.NewClient(hc, time.Second)
+	c := transport.NewClient(hc, callTimeout)
 	for range 2 {
 		var a, b string
 		calls := []*transport.Call{{Method: "ping", Reply: &a}, {Method: "ping", Reply: &b}}
@@ -139,7 +138,7 @@ func TestBatchBusyIsNoRefusal(t *testing.T) {
 			api.ServeHTTP(w, r)
 		}))
 		hc := httprpc.NewClient(httprpc.ClientConfig{})
-		c := transport.NewClient(hc, time.Second, transport.WithRetry(transport.Retry{}))
+		c := transport.NewClient(hc, callTimeout, transport.WithRetry(transport.Retry{}))
 		var a, b string
 		calls := []*transport.Call{{Method: "ping", Reply: &a}, {Method: "ping", Reply: &b}}
 		c.Batch(context.Background(), srv.URL+"/mcp", calls...)
@@ -163,7 +162,7 @@ func TestBatchSplit(t *testing.T) {
 		is := is.New(t)
 		ep := n.Serve(t, "p1", newTestMux())
 		x := &exchanges{RoundTripper: n}
-		c := transport.NewClient(x, time.Second)
+		c := transport.NewClient(x, callTimeout)
 		calls := make([]*transport.Call, protocol.MaxBatch+2)
 		for i := range calls {
 			calls[i] = &transport.Call{Method: "ping"}

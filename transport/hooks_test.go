@@ -75,7 +75,7 @@ func TestHooksCalls(t *testing.T) {
 		is := is.New(t)
 		ep := n.Serve(t, "p1", playerMux())
 		h := &told{}
-		c := transport.NewClient(n, time.Second, transport.WithHooks(h.hooks()))
+		c := transport.NewClient(n, callTimeout, transport.WithHooks(h.hooks()))
 		ctx := t.Context()
 		is.NoErr(c.Call(ctx, ep, protocol.MethodHandleGameInvitation, invitation, nil))
 		is.NoErr(c.Call(ctx, ep, "slow", map[string]any{}, nil))
@@ -109,7 +109,7 @@ func TestHooksBreaker(t *testing.T) {
 		is := is.New(t)
 		ep, serve := n.Late(t, "late-player")
 		h := &told{}
-		c := transport.NewClient(n, time.Second, transport.WithBreaker(transport.Breaker{Threshold: 2, ResetTimeout: time.Millisecond}))
+		c := transport.NewClient(n, callTimeout, transport.WithBreaker(transport.Breaker{Threshold: 2, ResetTimeout: time.Millisecond}))
 		hooks := h.hooks()
 		record := hooks.Breaker
 		hooks.Breaker = func(endpoint string, open bool) {
@@ -138,7 +138,7 @@ func TestHooksBreaker(t *testing.T) {
 		is.Equal(breakers, []string{ep + " open", ep + " closed"}) // closed once
 
 		// Open it again, with a reset timeout of an hour, and reset it.
-		c2 := transport.NewClient(n, time.Second, transport.WithBreaker(transport.Breaker{Threshold: 1, ResetTimeout: time.Hour}))
+		c2 := transport.NewClient(n, callTimeout, transport.WithBreaker(transport.Breaker{Threshold: 1, ResetTimeout: time.Hour}))
 		h2 := &told{}
 		c2.SetHooks(h2.hooks())
 		dead := transporttest.DeadEndpoint(t)

@@ -28,6 +28,11 @@ var update = flag.Bool("update", false, "rewrite testdata/jsonrpc/vectors.txt wi
 
 const fixedTime = "2025-01-15T10:30:00Z"
 
+// callTimeout is the default timeout of clients whose calls are answered
+// at once: it only bounds the test, far past what they take on a loaded
+// machine.
+const callTimeout = 10 * time.Second
+
 // testMux serves a player-like agent plus the methods of the examples of
 // the JSON-RPC 2.0 specification, so the spec's own vectors can be played.
 type testMux struct {
@@ -205,7 +210,7 @@ func TestCall(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
 		is := is.New(t)
 		ep := nw.Serve(t, "p1", newTestMux())
-		c := transport.NewClient(nw, time.Second)
+		c := transport.NewClient(nw, callTimeout)
 		inv := &protocol.GameInvitation{
 			Envelope: protocol.Envelope{Protocol: protocol.Version, MessageType: protocol.TypeGameInvitation,
 				Sender: "referee:REF01", Timestamp: fixedTime, ConversationID: "conv-r1m1"},
@@ -302,12 +307,13 @@ func TestCallErrors(t *testing.T) {
 func TestUnreachable(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, nw *transporttest.Net) {
 		is := is.New(t)
-		l, err := nw.Listen("gone", newTestMux())
-		is.NoErr(err)
+		// Its port held once it is closed: no other test's server answers
+		// there meanwhile.
+		l := nw.ListenStoppable(t, "gone", newTestMux())
 		ep := l.Endpoint()
 		is.NoErr(l.Close())
-		c := transport.NewClient(nw, time.Second)
-		err = c.Call(context.Background(), ep, "ping", nil, nil)
+		c := transport.NewClient(nw, callTimeout)
+		err := c.Call(context.Background(), ep, "ping", nil, nil)
 		e, ok := errors.AsType[*transport.Error](err)
 		is.True(ok)
 		is.Equal(e.Kind, transport.KindUnreachable)
@@ -388,8 +394,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 			<-tm.release
 			return "done", nil
 		})
-		l, err := nw.Listen("p1", tm)
-		is.NoErr(err)
+		l := nw.ListenStoppable(t, "p1", tm) // its port held once it is shut down
 		c := transport.NewClient(nw, 5*time.Second)
 		result := make(chan error, 1)
 		var reply string
@@ -406,7 +411,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 		is.NoErr(<-result)
 		is.Equal(reply, "done")
 		is.NoErr(<-shut)
-		err = c.Call(context.Background(), l.Endpoint(), "ping", nil, nil)
+		err := c.Call(context.Background(), l.Endpoint(), "ping", nil, nil)
 		is.Equal(protocol.CodeOf(err), protocol.ErrServiceUnavailable)
 	})
 }
@@ -415,7 +420,7 @@ func TestSchemes(t *testing.T) {
 	is := is.New(t)
 	n := transporttest.Mem()
 	ep := n.Serve(t, "p1", newTestMux())
-	c := transport.NewClient(transport.Schemes{"mem": n}, time.Second)
+	c := transport.NewClient(transport.Schemes{"mem": n}, callTimeout)
 	is.NoErr(c.Call(context.Background(), ep, "ping", nil, nil))
 	err := c.Call(context.Background(), "gopher://x", "ping", nil, nil)
 	is.Equal(protocol.CodeOf(err), protocol.ErrInvalidEndpoint)
@@ -543,7 +548,7 @@ func TestDialectNegotiation(t *testing.T) {
 		foreign := &countingServer{next: b}
 		ours := &countingServer{next: newTestMux()}
 		fep, oep := n.Serve(t, "foreign", foreign), n.Serve(t, "ours", ours)
-		c := n.Client(time.Second)
+		c := n.Client(callTimeout)
 		inv := map[string]any{"protocol": "league.v2", "sender": "referee:REF01", "round_id": 1, "match_id": "R1M1", "opponent_id": "P02"}
 		var ack protocol.GameJoinAck
 		is.NoErr(c.Call(context.Background(), fep, protocol.MethodHandleGameInvitation, inv, &ack))
@@ -605,7 +610,7 @@ func TestDialectOtherAnswers(t *testing.T) {
 				}))
 				foreign := &countingServer{next: m}
 				ep := n.Serve(t, "foreign", foreign)
-				cl := n.Client(time.Second)
+				cl := n.Client(callTimeout)
 				var got protocol.GameJoinAck
 				is.NoErr(cl.Call(context.Background(), ep, protocol.MethodHandleGameInvitation, inv, &got))
 				is.True(got.Accepted())
@@ -628,7 +633,7 @@ func TestDialectOtherAnswers(t *testing.T) {
 			}))
 			counted := &countingServer{next: m}
 			ep := n.Serve(t, "mcp", counted)
-			err := n.Client(time.Second).Call(context.Background(), ep, protocol.MethodHandleGameInvitation, inv, nil)
+			err := n.Client(callTimeout).Call(context.Background(), ep, protocol.MethodHandleGameInvitation, inv, nil)
 			e, ok := errors.AsType[*transport.Error](err)
 			is.True(ok)
 			is.Equal(e.RPC.Message, "Error executing tool handle_game_invitation: Match R1M1 not found") // the tool's error
@@ -644,7 +649,7 @@ func TestDialectOtherAnswers(t *testing.T) {
 			}))
 			counted := &countingServer{next: m}
 			ep := n.Serve(t, "refuser", counted)
-			err := n.Client(time.Second).Call(context.Background(), ep, protocol.MethodHandleGameInvitation, inv, nil)
+			err := n.Client(callTimeout).Call(context.Background(), ep, protocol.MethodHandleGameInvitation, inv, nil)
 			is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat)
 			is.Equal(counted.calls.Load(), int64(1)) // asked once
 		})

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -65,7 +64,7 @@ func TestBatchServedOnceWhenItsReplyIsUnreadable(t *testing.T) {
 	t.Cleanup(srv.Close)
 	hc := httprpc.NewClient(httprpc.ClientConfig{})
 	t.Cleanup(hc.CloseIdleConnections)
-	c := transport.NewClient(hc, time.Second)
+	c := transport.NewClient(hc, callTimeout)
 
 	calls := []*transport.Call{
 		{Method: protocol.MethodUpdateStandings, Params: map[string]any{"n": 1}},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,19 +34,47 @@ func attemptsOf(err error) int {
 	return 0
 }
 
+// expiring is a context whose deadline passes when expire is called
+// rather than at a time: a call's timeout that a test sets off once the
+// call has done what it must first, however slow the machine.
+type expiring struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newExpiring() (ctx *expiring, expire func()) {
+	ctx = &expiring{Context: context.Background(), done: make(chan struct{})}
+	return ctx, func() { ctx.once.Do(func() { close(ctx.done) }) }
+}
+
+func (c *expiring) Done() <-chan struct{} { return c.done }
+
+func (c *expiring) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 // TestBreaker: after Threshold failed calls to an endpoint the next one
 // fails at once without reaching it (E016); calls to the manager's methods
 // are not guarded; once the reset timeout has passed one probe is let
 // through and, answered, closes the breaker.
 func TestBreaker(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
+		t.Parallel() // each network waits for the reset timeout at once
 		is := is.New(t)
 		var healthy atomic.Bool
 		var served atomic.Int64
+		entered := make(chan struct{}, 1)
 		m := transport.NewMux(nil)
 		m.HandleFunc(string(protocol.TypeGameInvitation), func(ctx context.Context, r *transport.Request) (any, error) {
 			served.Add(1)
 			if !healthy.Load() {
+				entered <- struct{}{}
 				<-ctx.Done() // a player that never answers
 				return nil, ctx.Err()
 			}
@@ -53,14 +82,33 @@ func TestBreaker(t *testing.T) {
 		})
 		m.HandleFunc("register_player", func(context.Context, *transport.Request) (any, error) { return "ok", nil })
 		ep := n.Serve(t, "dead", m)
-		c := transport.NewClient(n, time.Second, transport.WithBreaker(transport.Breaker{Threshold: 3, ResetTimeout: 50 * time.Millisecond}))
+		// Long against a stall between the failure that opens the breaker
+		// and the call that must find it open.
+		const resetTimeout = 2 * time.Second
+		c := transport.NewClient(n, callTimeout, transport.WithBreaker(transport.Breaker{Threshold: 3, ResetTimeout: resetTimeout}))
+		// A call the player takes and never answers, timed out once the
+		// player has it: it fails as a timeout and has reached the player,
+		// whatever the machine's speed.
+		timedOut := func() error {
+			ctx, expire := newExpiring()
+			defer expire()
+			result := make(chan error, 1)
+			go func() { result <- c.Call(ctx, ep, protocol.MethodHandleGameInvitation, invitation, nil) }()
+			select {
+			case <-entered:
+			case err := <-result:
+				return err
+			case <-time.After(callTimeout): // bounds the test only
+				t.Fatal("the call did not reach the player")
+			}
+			expire()
+			return <-result
+		}
 		call := func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-			defer cancel()
-			return c.Call(ctx, ep, protocol.MethodHandleGameInvitation, invitation, nil)
+			return c.Call(context.Background(), ep, protocol.MethodHandleGameInvitation, invitation, nil)
 		}
 		for i := range 3 {
-			is.Equal(kindOf(call()), transport.KindTimeout) // failures before the breaker opens
+			is.Equal(kindOf(timedOut()), transport.KindTimeout) // failures before the breaker opens
 			is.Equal(served.Load(), int64(i+1))
 		}
 		err := call()
@@ -71,18 +119,12 @@ func TestBreaker(t *testing.T) {
 		err = c.Call(context.Background(), ep, "register_player", map[string]any{}, nil)
 		is.Equal(kindOf(err), transport.KindRemote) // reached it (and was answered): calls to a manager are not guarded
 		healthy.Store(true)
-		deadline := time.Now().Add(5 * time.Second)
-		// Open until the reset timeout, then a probe; a probe that misses
-		// its 30 ms on a loaded machine opens it again, and so on.
-		for err := call(); err != nil; err = call() {
-			if k := kindOf(err); k != transport.KindOpen && k != transport.KindTimeout {
-				t.Fatalf("while waiting for the probe: %v", err)
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the breaker never let a probe through")
-			}
-		}
-		is.NoErr(call()) // closed again after the probe
+		// Nothing tells when the reset timeout has passed but the clock.
+		// The breaker opened before the last failure returned.
+		<-time.After(resetTimeout)
+		is.NoErr(call())                  // the probe, answered
+		is.Equal(served.Load(), int64(4)) // and let through
+		is.NoErr(call())                  // closed again after the probe
 	})
 }
 
@@ -149,7 +191,7 @@ func TestRetriesWithinDeadline(t *testing.T) {
 			return nil, protocol.Errorf(protocol.ErrAuthTokenInvalid, "no")
 		})
 		ep := n.Serve(t, "flaky", m)
-		c := transport.NewClient(n, time.Second, transport.WithRetry(transport.Retry{MaxRetries: 3,
+		c := transport.NewClient(n, callTimeout, transport.WithRetry(transport.Retry{MaxRetries: 3,
 			InitialDelay: time.Millisecond, Multiplier: 2, MaxDelay: 5 * time.Millisecond}))
 		var reply string
 		is.NoErr(c.Call(context.Background(), ep, "flaky", nil, &reply))
@@ -179,7 +221,7 @@ func TestRateLimit(t *testing.T) {
 		m.HandleFunc("ping", func(context.Context, *transport.Request) (any, error) { return "pong", nil })
 		m.SetRateLimit(transport.RateLimit{PerSecond: 0.001, Burst: 2, LimitLoopback: true})
 		ep := n.Serve(t, "limited", m)
-		c := n.Client(time.Second)
+		c := n.Client(callTimeout)
 		as := func(sender string) error {
 			return c.Call(context.Background(), ep, "ping", map[string]any{"sender": sender}, nil)
 		}

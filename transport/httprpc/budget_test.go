@@ -269,7 +269,10 @@ func TestBodyBytesLoopbackExempt(t *testing.T) {
 // only makes the heap grow less.
 func TestBodyFloodHeap(t *testing.T) {
 	is := is.New(t)
-	l, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{LimitLoopback: true})
+	// The bodies admitted are never finished: the read timeout, which would
+	// give their bytes back, must not pass before the test is done with
+	// them, however slow it is.
+	l, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{LimitLoopback: true, ReadTimeout: time.Hour})
 	const conns, sent = 100, 600_000
 	payload := []byte(fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 		mib, strings.Repeat(" ", sent)))
@@ -289,6 +292,10 @@ func TestBodyFloodHeap(t *testing.T) {
 	for range conns {
 		<-written
 	}
+	// The server has taken its share once it holds it (the rest it
+	// refuses): the bodies admitted are read from then on, and the
+	// polling gives them time to be.
+	heldReaches(t, l, httprpc.DefaultMaxBodyBytesInFlightPerAddress)
 	// What the server holds of bodies is at most one address's share;
 	// the bodies it reads take about their bytes, in chunks that grow, so
 	// twice that, and room for the connections' own buffers.
@@ -316,7 +323,9 @@ func TestBodyBytesHeldNoLongerThanWriteTimeout(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
-	l, addr := hostileServe(t, m, httprpc.ServerConfig{WriteTimeout: 300 * time.Millisecond,
+	// From the first batch's head to the write timeout, the second batch
+	// must be read and the ping refused: long against a stall.
+	l, addr := hostileServe(t, m, httprpc.ServerConfig{WriteTimeout: 3 * time.Second,
 		MaxBodyBytesInFlight: 2 * mib, MaxBodyBytesInFlightPerAddress: mib})
 	var b strings.Builder
 	b.WriteString("[")

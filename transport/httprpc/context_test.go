@@ -3,6 +3,7 @@ package httprpc_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,19 +14,26 @@ import (
 )
 
 // boundMux bounds its handlers at 50 ms: "slow" runs until its context
-// ends; "work" answers at once unless its context has ended; "child"
-// waits on a child context with a later deadline and answers with how it
-// ended.
+// ends; "work", run after it in a batch, answers unless its deadline is no
+// later than the one "slow" ran out at (a bound it would share with the
+// batch); "child" waits on a child context with a later deadline and
+// answers with how it ended.
 func boundMux() *transport.Mux {
 	m := transport.NewMux(nil)
 	m.SetHandlerTimeout(50 * time.Millisecond)
+	var slowEnded atomic.Pointer[time.Time]
 	m.HandleFunc("slow", func(ctx context.Context, _ *transport.Request) (any, error) {
 		<-ctx.Done()
+		dl, _ := ctx.Deadline()
+		slowEnded.Store(&dl)
 		return nil, ctx.Err()
 	})
+	// Deadlines, not whether the context has ended yet, which would
+	// depend on how soon "work" runs.
 	m.HandleFunc("work", func(ctx context.Context, _ *transport.Request) (any, error) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		dl, ok := ctx.Deadline()
+		if ended := slowEnded.Load(); !ok || ended == nil || !dl.After(*ended) {
+			return nil, context.DeadlineExceeded
 		}
 		return map[string]string{"status": "done"}, nil
 	})
@@ -76,7 +84,7 @@ func TestRequestContextEndsWithItsHandler(t *testing.T) {
 	l, _ := startServer(t, m, httprpc.ServerConfig{})
 	hc := httprpc.NewClient(httprpc.ClientConfig{})
 	defer hc.CloseIdleConnections()
-	is.NoErr(transport.NewClient(hc, time.Second).Call(context.Background(), l.Endpoint(), "keep", nil, nil))
+	is.NoErr(transport.NewClient(hc, callTimeout).Call(context.Background(), l.Endpoint(), "keep", nil, nil))
 	ctx := <-kept
 	is.Equal(ctx.Err(), context.Canceled) // ended when its handler returned
 	<-ctx.Done()

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,14 +25,27 @@ import (
 // hostileCall is a ping request's body: 40 bytes.
 const hostileCall = `{"jsonrpc":"2.0","method":"ping","id":1}`
 
+// hostileBound bounds the test's waits for what the server does at once
+// or at one of its timeouts, all of them far shorter: only a server that
+// fails the test reaches it, however loaded the machine.
+const hostileBound = 10 * time.Second
+
+// hostileHeadTimeout is the header timeout of the servers whose clients
+// the tests let it cut off: long against a stall of the test between its
+// dial and its first write, which must come well within it.
+const hostileHeadTimeout = 2 * time.Second
+
 // hostileServe serves h on a free loopback port with cfg, closed when the
 // test ends, and returns the listener and its host:port.
 func hostileServe(t *testing.T, h transport.Handler, cfg httprpc.ServerConfig) (*httprpc.Listener, string) {
 	t.Helper()
-	l, err := httprpc.Serve("127.0.0.1:0", h, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return hostileServeOn(t, hostileListen(t), h, cfg)
+}
+
+// hostileServeOn is hostileServe on ln.
+func hostileServeOn(t *testing.T, ln net.Listener, h transport.Handler, cfg httprpc.ServerConfig) (*httprpc.Listener, string) {
+	t.Helper()
+	l := httprpc.ServeOn(ln, h, cfg, nil)
 	t.Cleanup(func() { _ = l.Close() })
 	return l, hostPort(l)
 }
@@ -41,10 +55,12 @@ func hostileServe(t *testing.T, h transport.Handler, cfg httprpc.ServerConfig) (
 // comparison, and returns its host:port.
 func hostileNetHTTP(t *testing.T, h transport.Handler, cfg httprpc.ServerConfig) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	return hostileNetHTTPOn(t, hostileListen(t), h, cfg)
+}
+
+// hostileNetHTTPOn is hostileNetHTTP on ln.
+func hostileNetHTTPOn(t *testing.T, ln net.Listener, h transport.Handler, cfg httprpc.ServerConfig) string {
+	t.Helper()
 	hs := httprpc.NewServer(ln.Addr().String(), httprpc.NewHandler(h, cfg), cfg, nil)
 	done := make(chan struct{})
 	go func() {
@@ -56,6 +72,96 @@ func hostileNetHTTP(t *testing.T, h transport.Handler, cfg httprpc.ServerConfig)
 		<-done
 	})
 	return ln.Addr().String()
+}
+
+// hostileListen listens on a free loopback port.
+func hostileListen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// watchedListener is a loopback listener that tells the test when the
+// server closes a connection, where the client could only tell by reading
+// it. With keepOpen, a connection the server closes stays open until the
+// test ends: its client sees the end of the stream before then only if the
+// server shut its side down first (CloseWrite).
+type watchedListener struct {
+	net.Listener
+	keepOpen bool
+
+	mu     sync.Mutex
+	closed map[string]chan struct{} // by the client's address
+	kept   []*net.TCPConn
+	ended  bool
+}
+
+// watchListen is a watchedListener on a free loopback port.
+func watchListen(t *testing.T, keepOpen bool) *watchedListener {
+	t.Helper()
+	l := &watchedListener{Listener: hostileListen(t), keepOpen: keepOpen, closed: map[string]chan struct{}{}}
+	t.Cleanup(func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.ended = true
+		for _, c := range l.kept {
+			_ = c.Close()
+		}
+	})
+	return l
+}
+
+func (l *watchedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &watchedConn{TCPConn: c.(*net.TCPConn), l: l, closed: l.closedFrom(c.RemoteAddr().String())}, nil
+}
+
+// Closed is closed once the server has closed the connection c, a
+// client's.
+func (l *watchedListener) Closed(c net.Conn) <-chan struct{} {
+	return l.closedFrom(c.LocalAddr().String())
+}
+
+func (l *watchedListener) closedFrom(client string) chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch, ok := l.closed[client]
+	if !ok {
+		ch = make(chan struct{})
+		l.closed[client] = ch
+	}
+	return ch
+}
+
+// watchedConn is a connection of a watchedListener, as the server has it.
+type watchedConn struct {
+	*net.TCPConn
+	l      *watchedListener
+	closed chan struct{}
+	once   sync.Once
+	err    error
+}
+
+func (c *watchedConn) Close() error {
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		keep := c.l.keepOpen && !c.l.ended
+		if keep {
+			c.l.kept = append(c.l.kept, c.TCPConn)
+		}
+		c.l.mu.Unlock()
+		if !keep {
+			c.err = c.TCPConn.Close()
+		}
+		close(c.closed)
+	})
+	return c.err
 }
 
 // hostileDial opens a connection to addr, closed when the test ends.
@@ -72,7 +178,7 @@ func hostileDial(t *testing.T, addr string) *net.TCPConn {
 // hostileWrite writes s on c, failing the test if it cannot.
 func hostileWrite(t *testing.T, c net.Conn, s string) {
 	t.Helper()
-	if err := c.SetWriteDeadline(time.Now().Add(2 * time.Second)); err != nil {
+	if err := c.SetWriteDeadline(time.Now().Add(hostileBound)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := io.WriteString(c, s); err != nil {
@@ -103,7 +209,9 @@ func isTimeout(err error) bool {
 // comes until the header timeout.
 func TestHostileBareLFHead(t *testing.T) {
 	t.Parallel()
-	cfg := httprpc.ServerConfig{ReadHeaderTimeout: 2 * time.Second}
+	// Far past the test's bound: a server that waited for the header
+	// timeout would never answer within it.
+	cfg := httprpc.ServerConfig{ReadHeaderTimeout: time.Hour}
 	_, served := hostileServe(t, pingMux(), cfg)
 	plain := hostileNetHTTP(t, pingMux(), cfg)
 	for name, req := range map[string]string{
@@ -116,7 +224,7 @@ func TestHostileBareLFHead(t *testing.T) {
 			for i, addr := range []string{plain, served} {
 				c := hostileDial(t, addr)
 				hostileWrite(t, c, req)
-				got, err := hostileReadAll(c, time.Now().Add(500*time.Millisecond))
+				got, err := hostileReadAll(c, time.Now().Add(hostileBound))
 				if err != nil {
 					t.Fatalf("%s: %v after %q", []string{"net/http", "Listener"}[i], err, got)
 				}
@@ -137,12 +245,16 @@ func TestHostileBareLFHead(t *testing.T) {
 // Listener as from net/http on its own: net/http shuts its side down
 // before its 500 ms wait against a reset, which the connection cap's
 // wrapper of each connection must let it do (heldConn.CloseWrite), or
-// the end comes 500 ms later, or as a reset.
+// the end comes only as the connection is closed, 500 ms later, or as a
+// reset. The servers' connections stay open here until the test ends
+// (watchListen), so that the end of the stream can only come from the
+// shutdown of the server's side, and the test needs no bound on how soon
+// it comes.
 func TestHostileRefusalKeepsFIN(t *testing.T) {
 	t.Parallel()
 	cfg := httprpc.ServerConfig{MaxBodyBytes: 1024}
-	_, served := hostileServe(t, pingMux(), cfg)
-	plain := hostileNetHTTP(t, pingMux(), cfg)
+	_, served := hostileServeOn(t, watchListen(t, true), pingMux(), cfg)
+	plain := hostileNetHTTPOn(t, watchListen(t, true), pingMux(), cfg)
 	big := strings.Repeat("a", 2000)
 	want := "HTTP/1.1 413 Request Entity Too Large\r\nConnection: close\r\nContent-Length: 108\r\n" +
 		"Content-Type: application/json\r\nDate: D\r\n\r\n" +
@@ -157,7 +269,7 @@ func TestHostileRefusalKeepsFIN(t *testing.T) {
 			for i, addr := range []string{plain, served} {
 				c := hostileDial(t, addr)
 				hostileWrite(t, c, req)
-				got, err := hostileReadAll(c, time.Now().Add(250*time.Millisecond))
+				got, err := hostileReadAll(c, time.Now().Add(hostileBound))
 				if err != nil || withoutDate(got) != want {
 					t.Fatalf("%s: got %q, %v; want %q and the end of the stream",
 						[]string{"net/http", "Listener"}[i], got, err, want)
@@ -185,21 +297,19 @@ func TestHostileWatchOutlivesHeadDeadline(t *testing.T) {
 		}
 		return nil, ctx.Err()
 	})
-	// Long enough that the head, written at once, is read within it even
-	// on a loaded machine under -race (or the handler never starts), short
-	// enough for the pause below.
-	const headTimeout = 500 * time.Millisecond
-	_, addr := hostileServe(t, m, httprpc.ServerConfig{ReadHeaderTimeout: headTimeout})
+	_, addr := hostileServe(t, m, httprpc.ServerConfig{ReadHeaderTimeout: hostileHeadTimeout})
 	c := hostileDial(t, addr)
 	hostileWrite(t, c, post(`{"jsonrpc":"2.0","method":"wait","id":1}`))
 	select {
 	case <-started:
-	case <-time.After(10 * time.Second): // bounds the test only
+	case <-time.After(hostileBound):
 		t.Fatal("the handler did not start")
 	}
 	// The client's pause: nothing on the server tells when the header
-	// timeout has passed.
-	<-time.After(2 * headTimeout)
+	// timeout has passed. It was set before the handler started, so it has
+	// passed a header timeout after; the second more lets the server see
+	// it pass before the client goes.
+	<-time.After(hostileHeadTimeout + time.Second)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +318,7 @@ func TestHostileWatchOutlivesHeadDeadline(t *testing.T) {
 		if err != context.Canceled {
 			t.Fatalf("the handler's context ended with %v", err)
 		}
-	case <-time.After(5 * time.Second): // bounds the test only
+	case <-time.After(hostileBound):
 		t.Fatal("the handler's context did not end when its client went away")
 	}
 }
@@ -218,7 +328,7 @@ func TestHostileWatchOutlivesHeadDeadline(t *testing.T) {
 // otherwise 32 heads of 60 bytes, each with one byte of body, would hold
 // 32 MiB until the read timeout.
 func TestHostileBodyNotPreallocated(t *testing.T) {
-	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{})
+	l, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{})
 	const conns = 32
 	var ms runtime.MemStats
 	runtime.GC()
@@ -228,23 +338,27 @@ func TestHostileBodyNotPreallocated(t *testing.T) {
 		c := hostileDial(t, addr)
 		hostileWrite(t, c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n{")
 	}
-	// Polling: nothing tells when the server has read the heads. A server
-	// that allocates as the body comes never grows by this much.
+	// The server reserves each body's length as it reads its head, and
+	// reads the body next: once all are reserved, a server that allocated
+	// whole bodies first would do so at once, and the polling gives it the
+	// time to. A server that allocates as the body comes never grows by
+	// this much.
+	heldReaches(t, l, conns*mib)
 	const most = 16 << 20
-	for end := time.Now().Add(400 * time.Millisecond); time.Now().Before(end); {
+	for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); {
 		runtime.ReadMemStats(&ms)
 		if grew := int64(ms.HeapAlloc) - int64(before); grew > most {
 			t.Fatalf("%d connections that sent 61 bytes each hold %d MiB of the server's heap", conns, grew>>20)
 		}
 		<-time.After(10 * time.Millisecond)
 	}
-	// The heads were read: the rest of a body, a ping padded to the length
-	// announced, is answered.
+	// The rest of a body, a ping padded to the length announced, is
+	// answered.
 	c := hostileDial(t, addr)
 	rest := `"jsonrpc":"2.0","method":"ping","id":1}`
 	hostileWrite(t, c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\nConnection: close\r\n\r\n{")
 	hostileWrite(t, c, strings.Repeat(" ", 1048576-1-len(rest))+rest)
-	got, err := hostileReadAll(c, time.Now().Add(5*time.Second))
+	got, err := hostileReadAll(c, time.Now().Add(hostileBound))
 	if err != nil || !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, `"id":1}`) {
 		t.Fatalf("a body that came in two parts was answered %q, %v", got, err)
 	}
@@ -256,24 +370,38 @@ func TestHostileBodyNotPreallocated(t *testing.T) {
 // byte, which would let a slowloris hold the connection twice as long.
 func TestHostileFirstHeadTimeout(t *testing.T) {
 	t.Parallel()
-	const headTimeout = 400 * time.Millisecond
+	const (
+		headTimeout = 2500 * time.Millisecond
+		// The slowloris' pause before its first bytes, within the header
+		// timeout.
+		pause = 2 * time.Second
+		// When the test stops waiting, from the dial: a server that times
+		// the head from the accept has closed the connection pause/2
+		// before, one that times it from the first byte closes it pause/2
+		// after at the earliest. Either margin is long against a stall.
+		bound = headTimeout + pause/2
+	)
 	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{ReadHeaderTimeout: headTimeout})
 	// A POST head, a GET, and a head with a bare LF: none gets the timeout
-	// afresh.
-	for _, head := range []string{"POST /mcp HTTP/1.1\r\nHost: x\r\n", "G", "POST /mcp HTTP/1.1\r\nHost: x\n"} {
+	// afresh. All are dialed first, so that their timeouts run at once.
+	heads := []string{"POST /mcp HTTP/1.1\r\nHost: x\r\n", "G", "POST /mcp HTTP/1.1\r\nHost: x\n"}
+	conns, dialed := make([]*net.TCPConn, len(heads)), make([]time.Time, len(heads))
+	for i := range heads {
+		conns[i] = hostileDial(t, addr)
+		dialed[i] = time.Now()
+	}
+	<-time.After(pause)
+	for i, head := range heads {
+		hostileWrite(t, conns[i], head)
+	}
+	for i, head := range heads {
 		t.Run(head, func(t *testing.T) {
-			t.Parallel()
-			c := hostileDial(t, addr)
-			dialed := time.Now()
-			// The slowloris' pause before its first bytes, within the header timeout.
-			<-time.After(3 * headTimeout / 4)
-			hostileWrite(t, c, head)
-			got, err := hostileReadAll(c, dialed.Add(headTimeout+headTimeout*3/8))
+			got, err := hostileReadAll(conns[i], dialed[i].Add(bound))
 			// Closed in time, unanswered (net/http answers a partial
 			// request line 400 as it closes).
 			if err != nil || got != "" && !strings.HasPrefix(got, "HTTP/1.1 400 Bad Request\r\n") {
 				t.Fatalf("the connection is still open %v after it was accepted (header timeout %v): %q, %v",
-					time.Since(dialed).Round(time.Millisecond), headTimeout, got, err)
+					time.Since(dialed[i]).Round(time.Millisecond), headTimeout, got, err)
 			}
 		})
 	}
@@ -295,7 +423,7 @@ func TestHostileUnreadableBody(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := hostileDial(t, addr)
 			hostileWrite(t, c, req)
-			got, err := hostileReadAll(c, time.Now().Add(2*time.Second))
+			got, err := hostileReadAll(c, time.Now().Add(hostileBound))
 			if err != nil {
 				t.Fatalf("%v after %q", err, got)
 			}
@@ -316,7 +444,7 @@ func TestHostileUnreadableBody(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := hostileReadAll(c, time.Now().Add(2*time.Second))
+			got, err := hostileReadAll(c, time.Now().Add(hostileBound))
 			if err != nil || got != "" {
 				t.Fatalf("got %q, %v; want the connection closed unanswered", got, err)
 			}
@@ -359,14 +487,14 @@ func hostilePanickingChild(t *testing.T) {
 		c := hostileDial(t, addr)
 		hostileWrite(t, c, req)
 		// net/http closes the connection without an answer; a 500 would do.
-		if got, err := hostileReadAll(c, time.Now().Add(2*time.Second)); err != nil ||
+		if got, err := hostileReadAll(c, time.Now().Add(hostileBound)); err != nil ||
 			got != "" && !strings.HasPrefix(got, "HTTP/1.1 500 ") {
 			t.Fatalf("a panic was answered %q, %v", got, err)
 		}
 	}
 	c := hostileDial(t, addr)
 	hostileWrite(t, c, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-	got, err := hostileReadAll(c, time.Now().Add(2*time.Second))
+	got, err := hostileReadAll(c, time.Now().Add(hostileBound))
 	if err != nil || !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") {
 		t.Fatalf("after the panics: %q, %v", got, err)
 	}

@@ -83,7 +83,7 @@ func TestHostileHeadsAsNetHTTP(t *testing.T) {
 			for i, addr := range []string{plain, served} {
 				conn := hostileDial(t, addr)
 				hostileWrite(t, conn, c.req)
-				got, err := hostileReadAll(conn, time.Now().Add(2*time.Second))
+				got, err := hostileReadAll(conn, time.Now().Add(hostileBound))
 				if err != nil {
 					t.Fatalf("%s: %v after %q", []string{"net/http", "Listener"}[i], err, got)
 				}
@@ -115,13 +115,13 @@ const netHTTP400 = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charse
 // cut-off line is a malformed head.
 func TestHostilePipelined(t *testing.T) {
 	t.Parallel()
-	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{ReadHeaderTimeout: 150 * time.Millisecond})
+	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{ReadHeaderTimeout: hostileHeadTimeout})
 	c := hostileDial(t, addr)
 	hostileWrite(t, c, post(`{"jsonrpc":"2.0","method":"ping","id":1}`)+
 		post(`{"jsonrpc":"2.0","method":"ping"}`)+
 		post(`{"jsonrpc":"2.0","method":"ping","id":3}`)+
 		"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Le")
-	got, err := hostileReadAll(c, time.Now().Add(2*time.Second))
+	got, err := hostileReadAll(c, time.Now().Add(hostileBound))
 	want := hostileOK(1) + "HTTP/1.1 204 No Content\r\nDate: D\r\n\r\n" + hostileOK(3) + netHTTP400
 	if err != nil || withoutDate(got) != want {
 		t.Fatalf("got %q, %v\nwant %q", withoutDate(got), err, want)
@@ -133,8 +133,10 @@ func TestHostilePipelined(t *testing.T) {
 // without an answer but net/http's 400 to a line cut off.
 func TestHostileTrickled(t *testing.T) {
 	t.Parallel()
-	cfg := httprpc.ServerConfig{ReadHeaderTimeout: 150 * time.Millisecond, ReadTimeout: 200 * time.Millisecond}
+	cfg := httprpc.ServerConfig{ReadHeaderTimeout: hostileHeadTimeout, ReadTimeout: hostileHeadTimeout + 500*time.Millisecond}
 	_, addr := hostileServe(t, pingMux(), cfg)
+	// All are sent before any is read, so that their timeouts run at once.
+	conns := map[string]*net.TCPConn{}
 	for name, req := range map[string]string{
 		"nothing":         "",
 		"one byte":        "P",
@@ -142,13 +144,14 @@ func TestHostileTrickled(t *testing.T) {
 		"part of a body":  "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n{\"jsonrpc\"",
 		"after a request": post(hostileCall) + "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n{",
 	} {
+		conns[name] = hostileDial(t, addr)
+		if req != "" {
+			hostileWrite(t, conns[name], req)
+		}
+	}
+	for name, c := range conns {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			c := hostileDial(t, addr)
-			if req != "" {
-				hostileWrite(t, c, req)
-			}
-			got, err := hostileReadAll(c, time.Now().Add(2*time.Second))
+			got, err := hostileReadAll(c, time.Now().Add(hostileBound))
 			want := ""
 			switch name {
 			case "after a request":
@@ -181,7 +184,7 @@ func TestHostileHalfWay(t *testing.T) {
 	if err := c.CloseWrite(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := hostileReadAll(c, time.Now().Add(2*time.Second))
+	got, err := hostileReadAll(c, time.Now().Add(hostileBound))
 	// The server may have seen the half-close before it answered, and then
 	// says that it closes.
 	got = strings.Replace(withoutDate(got), "\r\nConnection: close\r\n", "\r\n", 1)
@@ -190,7 +193,7 @@ func TestHostileHalfWay(t *testing.T) {
 	}
 	c = hostileDial(t, addr)
 	hostileWrite(t, c, post(hostileCall, "Connection: close\r\n"))
-	got, err = hostileReadAll(c, time.Now().Add(2*time.Second))
+	got, err = hostileReadAll(c, time.Now().Add(hostileBound))
 	if want := strings.Replace(hostileOK(1), "Date: D\r\n", "Date: D\r\nConnection: close\r\n", 1); err != nil || withoutDate(got) != want {
 		t.Fatalf("got %q, %v; want %q", got, err, want)
 	}
@@ -200,18 +203,18 @@ func TestHostileHalfWay(t *testing.T) {
 // closed at the header timeout, and meanwhile another client is served.
 func TestHostileIdleConnections(t *testing.T) {
 	t.Parallel()
-	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{ReadHeaderTimeout: 150 * time.Millisecond})
+	_, addr := hostileServe(t, pingMux(), httprpc.ServerConfig{ReadHeaderTimeout: hostileHeadTimeout})
 	idle := make([]net.Conn, 100)
 	for i := range idle {
 		idle[i] = hostileDial(t, addr)
 	}
 	c := hostileDial(t, addr)
 	hostileWrite(t, c, post(hostileCall, "Connection: close\r\n"))
-	got, err := hostileReadAll(c, time.Now().Add(2*time.Second))
+	got, err := hostileReadAll(c, time.Now().Add(hostileBound))
 	if want := strings.Replace(hostileOK(1), "Date: D\r\n", "Date: D\r\nConnection: close\r\n", 1); err != nil || withoutDate(got) != want {
 		t.Fatalf("got %q, %v; want %q", got, err, want)
 	}
-	by := time.Now().Add(2 * time.Second)
+	by := time.Now().Add(hostileBound)
 	for i, c := range idle {
 		if got, err := hostileReadAll(c, by); err != nil || got != "" {
 			t.Fatalf("idle connection %d: %q, %v", i, got, err)
@@ -238,30 +241,55 @@ func bigReply(n int) transport.Handler {
 func TestHostileNeverReads(t *testing.T) {
 	t.Parallel()
 	const (
-		size         = 8 << 20 // more than the sockets' buffers hold (tcp_wmem: 4 MiB at most)
-		writeTimeout = 150 * time.Millisecond
+		size = 8 << 20 // more than the sockets' buffers hold (tcp_wmem: 4 MiB at most)
+		// The other client's request has this long too, while the large
+		// answer is made on a loaded machine under -race.
+		writeTimeout = 2 * time.Second
 	)
-	_, addr := hostileServe(t, bigReply(size), httprpc.ServerConfig{WriteTimeout: writeTimeout})
+	entered := make(chan struct{}, 1)
+	big := bigReply(size)
+	h := transport.HandlerFunc(func(ctx context.Context, r *transport.Request) (any, error) {
+		if r.Method == "big" {
+			select {
+			case entered <- struct{}{}:
+			default:
+			}
+		}
+		return big.ServeLeague(ctx, r)
+	})
+	ln := watchListen(t, false)
+	_, addr := hostileServeOn(t, ln, h, httprpc.ServerConfig{WriteTimeout: writeTimeout})
 	stuck := hostileDial(t, addr)
 	// A fixed receive buffer: autotuning could otherwise take it all.
 	if err := stuck.SetReadBuffer(128 << 10); err != nil {
 		t.Fatal(err)
 	}
 	hostileWrite(t, stuck, post(`{"jsonrpc":"2.0","method":"big","id":1}`))
-	// Another client, served while the first one's answer waits.
+	select {
+	case <-entered:
+	case <-time.After(hostileBound):
+		t.Fatal("the large answer's handler did not start")
+	}
+	// Another client, served while the first one's answer is made and
+	// waits.
 	c := hostileDial(t, addr)
 	hostileWrite(t, c, post(hostileCall, "Connection: close\r\n"))
-	got, err := hostileReadAll(c, time.Now().Add(2*time.Second))
+	got, err := hostileReadAll(c, time.Now().Add(hostileBound))
 	want := "HTTP/1.1 200 OK\r\nContent-Length: 41\r\nContent-Type: application/json\r\nDate: D\r\nConnection: close\r\n\r\n" +
 		`{"jsonrpc":"2.0","result":"small","id":1}`
 	if err != nil || withoutDate(got) != want {
 		t.Fatalf("the other client got %q, %v", got, err)
 	}
-	// The stuck client's stall, past the write timeout: nothing tells
-	// when the server gives up. It then reads what the server's socket
-	// still held, and the end.
-	<-time.After(3 * writeTimeout)
-	got, err = hostileReadAll(stuck, time.Now().Add(3*time.Second))
+	// The server closes the stuck connection, which the client has not
+	// read, at the write timeout: it cannot have sent more than the
+	// sockets' buffers held.
+	select {
+	case <-ln.Closed(stuck):
+	case <-time.After(hostileBound):
+		t.Fatalf("the server still holds a client that does not read %v after it served another (write timeout %v)",
+			hostileBound, writeTimeout)
+	}
+	got, err = hostileReadAll(stuck, time.Now().Add(hostileBound))
 	if isTimeout(err) || len(got) >= size {
 		t.Fatalf("the stuck connection: %d bytes of %d, %v", len(got), size, err)
 	}

@@ -26,6 +26,11 @@ import (
 	"github.com/leaguectl/leaguectl/transport/transporttest"
 )
 
+// callTimeout is the default timeout of clients whose calls are answered
+// at once: it only bounds the test, far past what they take on a loaded
+// machine.
+const callTimeout = 10 * time.Second
+
 func pingMux() *transport.Mux {
 	m := transport.NewMux(nil)
 	m.HandleFunc("ping", func(context.Context, *transport.Request) (any, error) {
@@ -198,7 +203,7 @@ func TestClientStatuses(t *testing.T) {
 			defer srv.Close()
 			client := httprpc.NewClient(httprpc.ClientConfig{})
 			defer client.CloseIdleConnections()
-			err := transport.NewClient(client, time.Second).Call(context.Background(), srv.URL+"/mcp", "ping", nil, nil)
+			err := transport.NewClient(client, callTimeout).Call(context.Background(), srv.URL+"/mcp", "ping", nil, nil)
 			e, ok := errors.AsType[*transport.Error](err)
 			is.True(ok) // a transport.Error
 			is.Equal(e.Kind, c.kind)
@@ -216,7 +221,7 @@ func TestClientResponseLimit(t *testing.T) {
 	defer srv.Close()
 	client := httprpc.NewClient(httprpc.ClientConfig{MaxResponseBytes: 1024})
 	defer client.CloseIdleConnections()
-	err := transport.NewClient(client, time.Second).Call(context.Background(), srv.URL, "ping", nil, nil)
+	err := transport.NewClient(client, callTimeout).Call(context.Background(), srv.URL, "ping", nil, nil)
 	e, ok := errors.AsType[*transport.Error](err)
 	is.True(ok)
 	is.Equal(e.Kind, transport.KindBadResponse) // a hostile peer cannot make us buffer without bound
@@ -225,7 +230,7 @@ func TestClientResponseLimit(t *testing.T) {
 func TestClientUnresolvableHost(t *testing.T) {
 	is := is.New(t)
 	client := httprpc.NewClient(httprpc.ClientConfig{})
-	err := transport.NewClient(client, 2*time.Second).Call(context.Background(), "http://no-such-host.invalid/mcp", "ping", nil, nil)
+	err := transport.NewClient(client, callTimeout).Call(context.Background(), "http://no-such-host.invalid/mcp", "ping", nil, nil)
 	is.Equal(protocol.CodeOf(err), protocol.ErrInvalidEndpoint)
 	is.True(!transport.IsRetryable(err)) // E018 is final
 }
@@ -407,12 +412,9 @@ func TestClientDeadline(t *testing.T) {
 // TestClientRefused: nobody listening is unreachable, and retryable.
 func TestClientRefused(t *testing.T) {
 	is := is.New(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	is.NoErr(err)
-	ep := httprpc.EndpointFor(ln.Addr())
-	is.NoErr(ln.Close())
+	ep := transporttest.DeadEndpoint(t) // no other test's server takes its port meanwhile
 	client := httprpc.NewClient(httprpc.ClientConfig{})
-	err = transport.NewClient(client, time.Second).Call(context.Background(), ep, "ping", nil, nil)
+	err := transport.NewClient(client, callTimeout).Call(context.Background(), ep, "ping", nil, nil)
 	e, ok := errors.AsType[*transport.Error](err)
 	is.True(ok)
 	is.Equal(e.Kind, transport.KindUnreachable)
@@ -574,7 +576,7 @@ func TestNetwork(t *testing.T) {
 	var reply struct {
 		Said string `json:"said"`
 	}
-	is.NoErr(transport.NewClient(nw, time.Second).Call(context.Background(), eps[1], "echo", map[string]string{"say": "hi"}, &reply))
+	is.NoErr(transport.NewClient(nw, callTimeout).Call(context.Background(), eps[1], "echo", map[string]string{"say": "hi"}, &reply))
 	is.Equal(reply.Said, "hi")
 	raw, err := nw.Post(context.Background(), eps[0], []byte(`{"jsonrpc":"2.0","method":"echo","params":{"say":"x"},"id":7}`))
 	is.NoErr(err)
