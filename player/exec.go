@@ -590,8 +590,15 @@ func (b *execBot) finish(p *botProcess) string {
 	select {
 	case <-p.exited:
 	case <-t.C:
-		b.end(p, "it closed its stdin or stdout, and did not exit")
-		return "it closed its stdin or stdout"
+		p.kill()
+		<-p.exited
+		// A bot that exited of itself as the grace ran out, before the
+		// kill (its wait not yet seen, on a loaded machine), has its exit
+		// status, which says more than the kill's.
+		if ee, ok := errors.AsType[*exec.ExitError](p.waitErr); !ok || ee.ExitCode() < 0 {
+			b.end(p, "it closed its stdin or stdout, and did not exit")
+			return "it closed its stdin or stdout"
+		}
 	}
 	why, level := "exit status 0", slog.LevelInfo
 	if p.waitErr != nil {
