@@ -4,6 +4,7 @@ package player_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/matryer/is"
+	"golang.org/x/sys/unix"
 
 	"github.com/leaguectl/leaguectl/player"
 	"github.com/leaguectl/leaguectl/player/exectest"
@@ -163,6 +165,87 @@ func (r *botRig) killed(t *testing.T) int {
 func ticketed[M interface{ Env() *protocol.Envelope }](msg M) M {
 	msg.Env().AuthToken = "ticket-for-P01"
 	return msg
+}
+
+// gate is a named pipe for a Hold bot to hold its first line on.
+func gate(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "gate")
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// held waits until the Hold bot of gate has its first line in hand, and
+// returns what releases it; the test's end releases it too.
+func held(t *testing.T, gate string) (release func()) {
+	t.Helper()
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.OpenFile(gate, os.O_WRONLY, 0) // returns once the bot opens it to read
+		ch <- opened{f, err}
+	}()
+	var o opened
+	select {
+	case o = <-ch:
+	case <-ctxFor(t).Done():
+		// A reader of our own lets the open above return.
+		if r, err := os.OpenFile(gate, os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+			if o := <-ch; o.err == nil {
+				o.f.Close()
+			}
+			r.Close()
+		}
+		t.Fatal("the bot never took its first line")
+	}
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { o.f.Close() }) }
+	t.Cleanup(release)
+	return release
+}
+
+// deadlineCtx is a caller's context whose deadline passes when its test
+// says so. It embeds Background, not the context that bounds it: the
+// context package finds a parent's cancellation through its values, and
+// would end what is derived from this one as that parent's, canceled.
+type deadlineCtx struct {
+	context.Context
+	at     time.Time
+	passed chan struct{}
+}
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.at, true }
+func (c *deadlineCtx) Done() <-chan struct{}       { return c.passed }
+
+func (c *deadlineCtx) Err() error {
+	select {
+	case <-c.passed:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// deadline is a caller's context whose deadline passes when pass is
+// called, or at ctxFor's: a call made with it cannot miss its deadline
+// before it has reached the bot, however slow the machine.
+func deadline(t *testing.T) (ctx context.Context, pass func()) {
+	bound := ctxFor(t)
+	at, _ := bound.Deadline()
+	c := &deadlineCtx{Context: context.Background(), at: at, passed: make(chan struct{})}
+	var once sync.Once
+	pass = func() { once.Do(func() { close(c.passed) }) }
+	stop := context.AfterFunc(bound, pass)
+	t.Cleanup(func() { stop() })
+	return c, pass
 }
 
 // TestExecPlaysThroughTheBot: an exec agent's invitations and parity calls
@@ -336,28 +419,41 @@ func TestExecLongLine(t *testing.T) {
 // starts it once.
 func TestExecCrashAtOnce(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
-		is := is.New(t)
-		delay := time.Second // a burst of calls fits in it, even on a loaded machine
-		r := withBot(t, n, "player-P01", player.Exec{RestartDelay: delay, MaxRestartDelay: 4 * time.Second}, exectest.Crash)
-		err := r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
-		is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMove)
-		is.True(!transport.IsRetryable(err))
-		is.True(strings.Contains(err.Error(), "exec bot: ") && strings.Contains(err.Error(), "exit status 3")) // why, from its end
-		for i := range 5 {
-			err := r.callErr(t, "GAME_INVITATION", invitation("R2M"+itoa(i+1), 2, "P02"))
-			is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat)
-			is.True(strings.Contains(err.Error(), "exec bot: not running: it ended without a valid answer 1 time(s) in a row (last: exit status 3), and starts again in"))
-		}
-		is.Equal(r.p.State().Exec.Starts, 1) // the burst started it once
-		<-time.After(delay)                  // the restart delay
-		err = r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R3M1", "P01", nil))
-		is.True(strings.Contains(err.Error(), "exit status 3")) // started again, and crashed again
-		is.Equal(r.p.State().Exec.Starts, 2)
-		err = r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R3M2", "P01", nil))
-		is.True(strings.Contains(err.Error(), "2 time(s) in a row")) // a longer delay now
-		is.NoErr(r.p.Close())
-		is.True(strings.Contains(r.log.String(), `"msg":"exec bot stderr"`)) // its stderr, at debug
-		is.True(strings.Contains(r.log.String(), `"line":"boom"`))
+		t.Run("burst", func(t *testing.T) {
+			is := is.New(t)
+			// An hour: the burst comes within it, however slow the machine.
+			r := withBot(t, n, "player-P01", player.Exec{RestartDelay: time.Hour}, exectest.Crash)
+			err := r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+			is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMove)
+			is.True(!transport.IsRetryable(err))
+			is.True(strings.Contains(err.Error(), "exec bot: ") && strings.Contains(err.Error(), "exit status 3")) // why, from its end
+			for i := range 5 {
+				err := r.callErr(t, "GAME_INVITATION", invitation("R2M"+itoa(i+1), 2, "P02"))
+				is.Equal(protocol.CodeOf(err), protocol.ErrInvalidMessageFormat)
+				is.True(strings.Contains(err.Error(), "exec bot: not running: it ended without a valid answer 1 time(s) in a row (last: exit status 3), and starts again in"))
+			}
+			is.Equal(r.p.State().Exec.Starts, 1) // the burst started it once
+			is.NoErr(r.p.Close())
+			is.True(strings.Contains(r.log.String(), `"msg":"exec bot stderr"`)) // its stderr, at debug
+			is.True(strings.Contains(r.log.String(), `"line":"boom"`))
+		})
+		t.Run("started again", func(t *testing.T) {
+			is := is.New(t)
+			delay := time.Second
+			r := withBot(t, n, "player-P02", player.Exec{RestartDelay: delay, MaxRestartDelay: time.Hour}, exectest.Crash)
+			err := r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil))
+			is.True(strings.Contains(err.Error(), "exit status 3"))
+			<-time.After(delay) // the restart delay, counted from the crash, which was before the answer
+			asked := time.Now()
+			err = r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R3M1", "P01", nil))
+			is.True(strings.Contains(err.Error(), "exit status 3")) // started again, and crashed again
+			is.Equal(r.p.State().Exec.Starts, 2)
+			err = r.callErr(t, "CHOOSE_PARITY_CALL", parityCall("R3M2", "P01", nil))
+			// The second crash came after asked, and its delay is twice the
+			// first: only a machine that took that long to ask again may
+			// find the bot started a third time.
+			is.True(strings.Contains(err.Error(), "2 time(s) in a row") || time.Since(asked) >= 2*delay) // a longer delay now
+		})
 	})
 }
 
@@ -376,8 +472,16 @@ func TestExecHang(t *testing.T) {
 		})
 		t.Run("caller's deadline", func(t *testing.T) {
 			is := is.New(t)
-			r := withBot(t, n, "player-P02", player.Exec{Timeout: 10 * time.Second, RestartDelay: 10 * time.Second}, exectest.Hang)
-			err := r.c.Call(within(t, 200*time.Millisecond), r.ep, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil), nil)
+			g := gate(t)
+			// Hours: only the caller's deadline can end the line, and the bot
+			// is not started again while the test runs.
+			r := withBot(t, n, "player-P02", player.Exec{Timeout: time.Hour, RestartDelay: time.Hour}, exectest.Hold, g)
+			ctx, pass := deadline(t)
+			called := make(chan error, 1)
+			go func() { called <- r.c.Call(ctx, r.ep, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil), nil) }()
+			held(t, g) // never released: the bot does not answer
+			pass()
+			err := recv(t, called)
 			is.True(isTimeout(err)) // the caller's own deadline: E001 for the referee
 			// Lines go one at a time: this one is taken once the last one's
 			// bot is killed. It never answered, so it is not started again
@@ -395,21 +499,32 @@ func TestExecHang(t *testing.T) {
 func TestExecQueue(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		r := withBot(t, n, "player-P01", player.Exec{QueueSize: 2}, exectest.Slow, "150ms")
+		g := gate(t)
+		// An hour: the held line does not time out, however slow the machine.
+		r := withBot(t, n, "player-P01", player.Exec{QueueSize: 2, Timeout: time.Hour}, exectest.Hold, g)
 		const sent = 8
-		for i := range sent {
+		notify := func(i int) {
+			t.Helper()
 			ge := &protocol.GameError{Envelope: env(protocol.TypeGameError, "referee:REF01", "conv-r1m"+itoa(i)), MatchID: "R1M" + itoa(i),
 				ErrorCode: protocol.ErrTimeout, AffectedPlayer: "P01", Consequence: "Technical loss awarded to P01"}
-			// Within 100 ms, when the bot takes 150 ms a line: the
-			// acknowledgement does not wait for it.
-			is.NoErr(r.c.Call(within(t, 100*time.Millisecond), r.ep, "GAME_ERROR", ge, nil))
+			is.Equal(r.call(t, "GAME_ERROR", ge), refereeAckFor(protocol.TypeGameError, "conv-r1m"+itoa(i)))
 		}
+		notify(0)
+		release := held(t, g)
+		for i := 1; i < sent; i++ {
+			notify(i) // acknowledged while the bot holds a line: the acknowledgement does not wait for it
+		}
+		release()
 		is.True(strings.Contains(r.call(t, "GAME_INVITATION", invitation("R2M1", 2, "P02")), `"accept":true`)) // a call is not dropped
 		st := r.p.State().Exec
-		got := r.botLog(t).Count("GAME_ERROR")
-		is.True(got >= 2 && got <= 3)  // the queue, and the one in hand as the others came
-		is.Equal(st.Dropped+got, sent) // every other one dropped, and counted
-		is.Equal(r.botLog(t).Count("GAME_INVITATION"), 1)
+		l := r.botLog(t)
+		is.Equal(l.Types(), []string{"GAME_ERROR", "GAME_ERROR", "GAME_ERROR", "GAME_INVITATION"}) // the one in hand, QueueSize queued, then the call
+		for i, line := range l.Lines[:3] {
+			is.True(strings.Contains(line, `"match_id":"R1M`+itoa(i)+`"`)) // the first ones: those that came later are dropped
+		}
+		is.Equal(st.Dropped, sent-3) // every other one dropped, and counted
+		is.Equal(st.Sent, 4)
+		is.Equal(st.Failures, 0)
 		is.True(strings.Contains(r.log.String(), `"msg":"exec bot: notification dropped, its queue is full: the bot is behind"`)) // logged
 	})
 }
@@ -486,7 +601,10 @@ func TestExecCloseLeavesNoProcess(t *testing.T) {
 func TestExecCloseDeliversWhatIsQueued(t *testing.T) {
 	is := is.New(t)
 	n := transporttest.Mem()
-	r := withBot(t, n, "player-P01", player.Exec{}, exectest.Even)
+	// Close drops what is left once StopGrace has passed: the bot, which
+	// exits as soon as it has read everything, must not miss it by starting
+	// slowly on a loaded machine.
+	r := withBot(t, n, "player-P01", player.Exec{StopGrace: 10 * time.Second}, exectest.Even)
 	for _, b := range broadcasts() {
 		r.call(t, b.method, b.msg("tok-P01"))
 	}

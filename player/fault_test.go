@@ -144,7 +144,7 @@ func TestFaultTimeout(t *testing.T) {
 			is.True(isTimeout(err)) // a second call
 		}
 		var raw jsontext.Value
-		is.NoErr(r.c.Call(within(t, time.Second), r.ep, "ping", nil, &raw))
+		is.NoErr(r.c.Call(ctxFor(t), r.ep, "ping", nil, &raw))
 		is.Equal(string(raw),
 			`{"protocol":"league.v2","sender":"player:P01","status":"ok","timestamp":"2025-01-15T10:30:00Z"}`) // tools answer
 		is.True(strings.Contains(r.call(t, "get_registration_status", nil), `"state":"REGISTERED"`))
@@ -176,9 +176,9 @@ func TestFaultSlow(t *testing.T) {
 		is.True(isTimeout(err)) // 50 ms < 150 ms
 
 		var raw jsontext.Value
-		is.NoErr(r.c.Call(within(t, time.Second), r.ep, "GAME_INVITATION", invitation("R1M1", 1, "P02"), &raw))
-		is.Equal(string(raw), joinAckP01) // a normal answer, within 1 s
-		is.NoErr(r.c.Call(within(t, time.Second), r.ep, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil), &raw))
+		is.NoErr(r.c.Call(ctxFor(t), r.ep, "GAME_INVITATION", invitation("R1M1", 1, "P02"), &raw))
+		is.Equal(string(raw), joinAckP01) // a normal answer, in time for a caller that waits
+		is.NoErr(r.c.Call(ctxFor(t), r.ep, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil), &raw))
 		is.Equal(string(raw), `{"protocol":"league.v2","message_type":"CHOOSE_PARITY_RESPONSE","sender":"player:P01",`+
 			`"timestamp":"2025-01-15T10:30:00Z","conversation_id":"conv-r1m1","league_id":"league_test","auth_token":"`+shownP01+`",`+
 			`"match_id":"R1M1","player_id":"P01","parity_choice":"even"}`) // the strategy's choice
@@ -190,7 +190,7 @@ func TestFaultSlow(t *testing.T) {
 		for i, m := range acks {
 			wg.Go(func() {
 				var raw jsontext.Value
-				errs[i] = r.c.Call(within(t, time.Second), r.ep, m.method, m.msg, &raw)
+				errs[i] = r.c.Call(ctxFor(t), r.ep, m.method, m.msg, &raw)
 				got[i] = string(raw)
 			})
 		}

@@ -83,11 +83,14 @@ func TestStrangerWhileRegistering(t *testing.T) {
 			transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 				is := is.New(t)
 				var ep string // the player's, served below before it registers
-				arrived, refused := make(chan struct{}, 1), make(chan error, 1)
+				arrived, refused, bound := make(chan struct{}, 1), make(chan error, 1), ctxFor(t)
 				stranger := n.Client(5 * time.Second)
 				m := &manager{answer: func(req *protocol.LeagueRegisterRequest) (any, error) {
 					go func() { refused <- stranger.Call(ctxFor(t), ep, tc.method, tc.params, nil) }()
-					<-arrived // the stranger's call is at the player before the answer leaves
+					select { // the stranger's call is at the player before the answer leaves
+					case <-arrived:
+					case <-bound.Done(): // and the test fails below
+					}
 					return ticketsAnswer(req)
 				}}
 				mgr := n.Serve(t, "league_manager", m.mux())
@@ -100,7 +103,7 @@ func TestStrangerWhileRegistering(t *testing.T) {
 					return handler.ServeLeague(ctx, r)
 				}))
 				is.NoErr(p.Register(ctxFor(t)))
-				is.Equal(protocol.CodeOf(<-refused), tc.code) // checked against the answer's word
+				is.Equal(protocol.CodeOf(recv(t, refused)), tc.code) // checked against the answer's word
 			})
 		})
 	}

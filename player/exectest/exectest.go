@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -56,6 +57,12 @@ const (
 	// Once answers its first line as Even, and exits 0 as it reads the
 	// second.
 	Once = "once"
+	// Hold answers as Even, once it is released from its first line: it
+	// opens the named pipe given as its first argument to read it, and
+	// reads it to its end. A test that opens the pipe to write learns so
+	// that the bot has a line in hand, and releases it by closing it;
+	// until then the bot answers nothing, and only a kill ends it.
+	Hold = "hold"
 )
 
 // Command is the command of a bot of kind, logging to file.
@@ -109,6 +116,12 @@ func run(kind string, args []string, log *os.File) int {
 		if kind == Once && n == 1 {
 			return 0
 		}
+		if kind == Hold && n == 0 {
+			if err := hold(args[0]); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 2
+			}
+		}
 		var msg struct {
 			MessageType string `json:"message_type"`
 		}
@@ -158,6 +171,17 @@ func run(kind string, args []string, log *os.File) int {
 		select {} // deaf to the end of its input
 	}
 	return 0
+}
+
+// hold returns once a writer of the named pipe path has come and gone.
+func hold(path string) error {
+	f, err := os.Open(path) // returns once the test opens it to write
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(io.Discard, f)
+	return err
 }
 
 // Log is what a bot appended to file: the process ids it started as, its
