@@ -60,7 +60,7 @@ type harness struct {
 	logs   *syncBuffer   // the manager's log, JSON lines
 	mgr    *league.Manager
 	ep     string
-	ctx    context.Context // ends with the test, or after 10 s
+	ctx    context.Context // ends with the test, or after patience
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	runErr chan error
@@ -70,10 +70,22 @@ type harness struct {
 	results [][2]int // OnResult calls
 }
 
-// defaults fills in the test's small timings and the deterministic tokens.
+// patience bounds a test's wait for what is sure to come: far beyond what
+// anything takes on a loaded machine, it only ends a test that would
+// otherwise hang.
+const patience = 30 * time.Second
+
+// quietAfter is the match timeout of the tests in which a referee lets a
+// match run out of time, which they wait out. A referee that answers, and
+// the test reporting for it, must still beat it: at most three calls,
+// each well within the harness's CallTimeout of a second however loaded
+// the machine.
+const quietAfter = 3 * time.Second
+
 // testTokenKey is the token key of the tests' managers with a store.
 var testTokenKey = bytes.Repeat([]byte{0x5a}, league.TokenKeySize)
 
+// defaults fills in the test's small timings and the deterministic tokens.
 func defaults(o league.Options) league.Options {
 	if o.LeagueID == "" {
 		o.LeagueID = leagueID
@@ -108,7 +120,7 @@ func newHarness(t *testing.T, n *transporttest.Net, opts league.Options) *harnes
 // restores its league before it serves.
 func newHarnessAt(t *testing.T, n *transporttest.Net, name string, opts league.Options) *harness {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	sent := &batchCounter{RoundTripper: n, batches: map[string]int{}}
 	h := &harness{t: t, n: n, c: transport.NewClient(sent, time.Second), sent: sent, logs: &syncBuffer{},
 		ctx: ctx, cancel: cancel, runErr: make(chan error, 1)}
@@ -484,7 +496,7 @@ func (p *fakePlayer) heldLeft(t *testing.T, what string) {
 	p.mu.Unlock()
 	select {
 	case <-hd.left:
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatalf("%s: the held %s was not given up", p.id, what)
 	}
 }
@@ -501,7 +513,7 @@ func (p *fakePlayer) waitMessages(t *testing.T, n int) {
 		}
 		select {
 		case <-p.more:
-		case <-time.After(10 * time.Second):
+		case <-time.After(patience):
 			t.Fatalf("%s had %d messages, not %d", p.id, had, n)
 		}
 	}

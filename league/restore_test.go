@@ -780,6 +780,12 @@ func TestRestoreBeforeRoundClosed(t *testing.T) {
 			t.Fatal("P04 got no ROUND_COMPLETED 1")
 		}
 		is.Equal(load(t, s1).ClosedRound, 0) // P04 has not had the end of round 1
+		// P02 is told the end of round 1 alongside P04, and nothing above
+		// waits for it: its messages counted while they still come would
+		// be taken for the restarted manager's.
+		for _, p := range players[:3] {
+			p.waitMessages(t, 4)
+		}
 		told := make([]int, len(players))
 		for i, p := range players {
 			told[i] = len(p.messages())
@@ -845,6 +851,10 @@ func TestStopWhileTellingTheLastRound(t *testing.T) {
 		case <-h1.ctx.Done():
 			t.Fatal("P04 got no ROUND_COMPLETED 3")
 		}
+		// P01 is told the end of round 3 alongside P04: its messages
+		// counted while they still come (over HTTP, served after the stop)
+		// would be taken for the restarted manager's.
+		players[0].waitMessages(t, 9)
 		h1.stop()
 		is.Equal(<-h1.runErr, context.Canceled) // Run reports the stop, not a league
 		is.NoErr(s1.Close())

@@ -380,7 +380,7 @@ func TestRedispatch(t *testing.T) {
 		})
 		t.Run("no result in time", func(t *testing.T) {
 			is := is.New(t)
-			h := newHarness(t, n, league.Options{MatchTimeout: 200 * time.Millisecond})
+			h := newHarness(t, n, league.Options{MatchTimeout: quietAfter})
 			defer h.stop()
 			slow := h.referee("REF01", 1, modeSilent, nil)
 			good := h.referee("REF02", 1, modeReport, map[string]string{"R1M1": "B"})
@@ -400,7 +400,7 @@ func TestRedispatch(t *testing.T) {
 		})
 		t.Run("late report before the other referee's", func(t *testing.T) {
 			is := is.New(t)
-			h := newHarness(t, n, league.Options{MatchTimeout: 200 * time.Millisecond})
+			h := newHarness(t, n, league.Options{MatchTimeout: quietAfter})
 			defer h.stop()
 			slow := h.referee("REF01", 1, modeManual, nil)
 			other := h.referee("REF02", 1, modeManual, nil)
@@ -507,11 +507,24 @@ func TestSlowPlayerStillHearsTheRest(t *testing.T) {
 		is := is.New(t)
 		h := newHarness(t, n, league.Options{Seed: 42, CallTimeout: time.Second})
 		defer h.stop()
-		h.referee("REF01", 2, modeReport, crashScript)
+		ref := h.referee("REF01", 2, modeManual, nil)
 		players := []*fakePlayer{h.player("P01"), h.player("P02"), h.player("P03"), h.player("P04")}
 		_, release := players[3].holdAt(t, "LEAGUE_STANDINGS_UPDATE 1") // given up by the manager, never released
 		defer release()
 		h.play()
+		for i := range 6 { // the rounds' matches start one round after the other
+			sm := ref.nextStart()
+			is.Equal(sm.RoundID, i/2+1)
+			if i == 3 {
+				// Round 2's last result lets its end go to P04. Over HTTP
+				// the rest of the batch the manager gave up on is served
+				// after the manager went on, and could be overtaken.
+				players[3].waitMessages(t, 4)
+			}
+			status, err := ref.report(sm, crashScript[sm.MatchID])
+			is.NoErr(err)
+			is.Equal(status, protocol.StatusAccepted)
+		}
 		lc := h.wait()
 		is.Equal(lc.FinalStandings, crashFinal())
 		is.Equal(describeAll(t, players[3].messages(), players[3].token), []string{
@@ -559,7 +572,7 @@ func TestRefereeBounds(t *testing.T) {
 func TestQuietRefereeGetsNoMoreMatches(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		h := newHarness(t, n, league.Options{MatchTimeout: 200 * time.Millisecond})
+		h := newHarness(t, n, league.Options{MatchTimeout: quietAfter})
 		defer h.stop()
 		silent := h.referee("REF01", 1, modeSilent, nil)
 		good := h.referee("REF02", 1, modeReport, nil)
@@ -581,7 +594,7 @@ func TestQuietRefereeHeardAgain(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		t.Run("late report", func(t *testing.T) {
 			is := is.New(t)
-			h := newHarness(t, n, league.Options{MatchTimeout: 200 * time.Millisecond})
+			h := newHarness(t, n, league.Options{MatchTimeout: quietAfter})
 			defer h.stop()
 			slow := h.referee("REF01", 1, modeManual, nil)
 			good := h.referee("REF02", 1, modeManual, nil)
@@ -602,11 +615,12 @@ func TestQuietRefereeHeardAgain(t *testing.T) {
 			status, err = slow.report(second, "A")
 			is.NoErr(err)
 			is.Equal(status, protocol.StatusAccepted)
+			slow.reportAll(t) // a match of round 3 it may be given is not left to run out of time
 			is.Equal(h.wait().TotalMatches, 6)
 		})
 		t.Run("the other refuses", func(t *testing.T) {
 			is := is.New(t)
-			h := newHarness(t, n, league.Options{MatchTimeout: 200 * time.Millisecond})
+			h := newHarness(t, n, league.Options{MatchTimeout: quietAfter})
 			defer h.stop()
 			silent := h.referee("REF01", 1, modeManual, nil)
 			h.referee("REF02", 1, modeRefuse, nil)
@@ -725,7 +739,10 @@ func TestStartWaitsForALatePlayer(t *testing.T) {
 func TestStartGraceNamesTheSilent(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		is := is.New(t)
-		h := newHarness(t, n, league.Options{Seed: 42, StartGrace: 100 * time.Millisecond})
+		// The grace is waited out for P04, and every other player's ping
+		// must be answered within it: twice the harness's call timeout
+		// for a call of milliseconds, however loaded the machine.
+		h := newHarness(t, n, league.Options{Seed: 42, StartGrace: 2 * time.Second})
 		defer h.stop()
 		h.referee("REF01", 2, modeReport, crashScript)
 		players := []*fakePlayer{h.player("P01"), h.player("P02"), h.player("P03")}

@@ -330,7 +330,7 @@ func TestTicketsOfEachHandOver(t *testing.T) {
 	transporttest.Run(t, func(t *testing.T, n *transporttest.Net) {
 		t.Run("another referee", func(t *testing.T) {
 			is := is.New(t)
-			h := newHarness(t, n, league.Options{MatchTimeout: 200 * time.Millisecond})
+			h := newHarness(t, n, league.Options{MatchTimeout: quietAfter})
 			defer h.stop()
 			slow, _ := h.askingReferee("REF01", 1, modeSilent, true)
 			good, _ := h.askingReferee("REF02", 1, modeReport, true)
