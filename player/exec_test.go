@@ -4,7 +4,6 @@ package player_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -210,42 +209,6 @@ func held(t *testing.T, gate string) (release func()) {
 	release = func() { once.Do(func() { o.f.Close() }) }
 	t.Cleanup(release)
 	return release
-}
-
-// deadlineCtx is a caller's context whose deadline passes when its test
-// says so. It embeds Background, not the context that bounds it: the
-// context package finds a parent's cancellation through its values, and
-// would end what is derived from this one as that parent's, canceled.
-type deadlineCtx struct {
-	context.Context
-	at     time.Time
-	passed chan struct{}
-}
-
-func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.at, true }
-func (c *deadlineCtx) Done() <-chan struct{}       { return c.passed }
-
-func (c *deadlineCtx) Err() error {
-	select {
-	case <-c.passed:
-		return context.DeadlineExceeded
-	default:
-		return nil
-	}
-}
-
-// deadline is a caller's context whose deadline passes when pass is
-// called, or at ctxFor's: a call made with it cannot miss its deadline
-// before it has reached the bot, however slow the machine.
-func deadline(t *testing.T) (ctx context.Context, pass func()) {
-	bound := ctxFor(t)
-	at, _ := bound.Deadline()
-	c := &deadlineCtx{Context: context.Background(), at: at, passed: make(chan struct{})}
-	var once sync.Once
-	pass = func() { once.Do(func() { close(c.passed) }) }
-	stop := context.AfterFunc(bound, pass)
-	t.Cleanup(func() { stop() })
-	return c, pass
 }
 
 // TestExecPlaysThroughTheBot: an exec agent's invitations and parity calls
@@ -476,7 +439,7 @@ func TestExecHang(t *testing.T) {
 			// Hours: only the caller's deadline can end the line, and the bot
 			// is not started again while the test runs.
 			r := withBot(t, n, "player-P02", player.Exec{Timeout: time.Hour, RestartDelay: time.Hour}, exectest.Hold, g)
-			ctx, pass := deadline(t)
+			ctx, pass := transporttest.Expiring(t, 10*time.Second)
 			called := make(chan error, 1)
 			go func() { called <- r.c.Call(ctx, r.ep, "CHOOSE_PARITY_CALL", parityCall("R1M1", "P01", nil), nil) }()
 			held(t, g) // never released: the bot does not answer

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,31 +31,6 @@ func attemptsOf(err error) int {
 		return e.Attempts
 	}
 	return 0
-}
-
-// expiring is a context whose deadline passes when expire is called
-// rather than at a time: a call's timeout that a test sets off once the
-// call has done what it must first, however slow the machine.
-type expiring struct {
-	context.Context
-	done chan struct{}
-	once sync.Once
-}
-
-func newExpiring() (ctx *expiring, expire func()) {
-	ctx = &expiring{Context: context.Background(), done: make(chan struct{})}
-	return ctx, func() { ctx.once.Do(func() { close(ctx.done) }) }
-}
-
-func (c *expiring) Done() <-chan struct{} { return c.done }
-
-func (c *expiring) Err() error {
-	select {
-	case <-c.done:
-		return context.DeadlineExceeded
-	default:
-		return nil
-	}
 }
 
 // TestBreaker: after Threshold failed calls to an endpoint the next one
@@ -90,7 +64,7 @@ func TestBreaker(t *testing.T) {
 		// player has it: it fails as a timeout and has reached the player,
 		// whatever the machine's speed.
 		timedOut := func() error {
-			ctx, expire := newExpiring()
+			ctx, expire := transporttest.Expiring(t, callTimeout)
 			defer expire()
 			result := make(chan error, 1)
 			go func() { result <- c.Call(ctx, ep, protocol.MethodHandleGameInvitation, invitation, nil) }()
