@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/internal/pgtest"
@@ -56,9 +54,7 @@ func TestStandbyTakesOver(t *testing.T) {
 	}
 	// The standby loses its connection as it waits (a restart of the
 	// database server would do the same): it connects again and waits on.
-	conn, err := pgx.Connect(t.Context(), db)
-	is.NoErr(err)
-	defer conn.Close(context.Background())
+	conn := pgtest.Connect(t, db)
 	// The standby logs that it waits just before it asks for the lock:
 	// its wait shows in pg_stat_activity once the server has it.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {

@@ -97,6 +97,21 @@ func Database(t testing.TB) string {
 
 var nameSafe = regexp.MustCompile(`[^a-z0-9_]+`)
 
+// Connect is a connection of the test's own to the database at url (to
+// look at what a store wrote, or to do to it what an operator or a
+// failure would), closed when t ends.
+func Connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("pgtest: connect: %v", err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
 func clusterFor(t testing.TB) *cluster {
 	t.Helper()
 	shared.once.Do(func() {

@@ -180,7 +180,7 @@ func TestLead(t *testing.T) {
 		url := pgtest.Database(t)
 		a := leader(t, url, leagueID, "host-a:1")
 		is.NoErr(a.CreateLeague(ctx, testLeague(leagueID)))
-		conn := connect(t, url)
+		conn := pgtest.Connect(t, url)
 		tx, err := conn.Begin(ctx)
 		is.NoErr(err)
 		_, err = tx.Exec(ctx, `SELECT leaguectl_fence($1, $2)`, leagueID, epoch(t, url, leagueID))

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/matryer/is"
 
 	"github.com/leaguectl/leaguectl/internal/pgtest"
@@ -19,16 +18,6 @@ func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-func conn(t *testing.T, url string) *pgx.Conn {
-	t.Helper()
-	c, err := pgx.Connect(ctxFor(t), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	return c
 }
 
 func TestSchemaVersion(t *testing.T) {
@@ -54,7 +43,7 @@ func TestMigrate(t *testing.T) {
 		is.Equal(v, SchemaVersion)
 		is.NoErr(s.Close())
 		var rows int
-		is.NoErr(conn(t, url).QueryRow(ctx, `SELECT count(*) FROM leaguectl_schema`).Scan(&rows))
+		is.NoErr(pgtest.Connect(t, url).QueryRow(ctx, `SELECT count(*) FROM leaguectl_schema`).Scan(&rows))
 		is.Equal(rows, 1) // one version row
 	})
 	t.Run("many at once", func(t *testing.T) {
@@ -90,7 +79,7 @@ func TestMigrate(t *testing.T) {
 
 		// A build whose schema has a version 2.
 		steps := append(migrations(), `ALTER TABLE leagues ADD COLUMN motto text NOT NULL DEFAULT 'fair play'`)
-		c := conn(t, url)
+		c := pgtest.Connect(t, url)
 		is.NoErr(migrate(ctx, c, steps))
 		v, err := version(ctx, c)
 		is.NoErr(err)
@@ -115,7 +104,7 @@ func TestMigrate(t *testing.T) {
 		is := is.New(t)
 		ctx := ctxFor(t)
 		url := pgtest.Database(t)
-		c := conn(t, url)
+		c := pgtest.Connect(t, url)
 		steps := append(migrations(), `ALTER TABLE no_such_table ADD COLUMN x int`)
 		err := migrate(ctx, c, steps)
 		is.True(err != nil)
@@ -141,7 +130,7 @@ func TestMigrate(t *testing.T) {
 		is.NoErr(err)
 		is.Equal(leagues, nil)
 		var tables int
-		is.NoErr(conn(t, url).QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`).Scan(&tables))
+		is.NoErr(pgtest.Connect(t, url).QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`).Scan(&tables))
 		is.Equal(tables, 0) // and it made nothing
 	})
 	t.Run("not a database URL", func(t *testing.T) {

@@ -185,25 +185,13 @@ func TestAgents(t *testing.T) {
 	is.Equal(sv.Agents, []league.AgentRecord{p1, ref}) // in registration order, rejoins kept, nothing else recorded
 }
 
-func TestEventSeq(t *testing.T) {
+// TestEventSeqWithoutLeague: the bound of the event numbers is a
+// league's, refused without one; the rest of what it does is the store
+// suite's (storetest, testEventSeq).
+func TestEventSeqWithoutLeague(t *testing.T) {
 	is := is.New(t)
-	ctx := testCtx(t)
-	url := pgtest.Database(t)
-	s := leader(t, url, leagueID, "host-a:1")
-	is.True(s.SaveEventSeq(ctx, 1) != nil) // no league
-	is.NoErr(s.CreateLeague(ctx, testLeague(leagueID)))
-	sv, err := s.Load(ctx)
-	is.NoErr(err)
-	is.Equal(sv.EventSeq, uint64(0)) // none kept yet
-	is.NoErr(s.SaveEventSeq(ctx, 4097))
-	is.NoErr(s.SaveEventSeq(ctx, 8193))
-	is.NoErr(s.SaveEventSeq(ctx, 4097)) // a write that came late
-	is.True(s.SaveEventSeq(ctx, math.MaxUint64) != nil)
-	is.NoErr(s.Close())
-
-	sv, err = leader(t, url, leagueID, "host-a:1").Load(ctx)
-	is.NoErr(err)
-	is.Equal(sv.EventSeq, uint64(8193)) // the highest, kept
+	s := leader(t, pgtest.Database(t), leagueID, "host-a:1")
+	is.True(s.SaveEventSeq(testCtx(t), 1) != nil) // no league
 }
 
 func TestTokenKey(t *testing.T) {
@@ -236,7 +224,8 @@ func TestTokenKey(t *testing.T) {
 	is.Equal(key, []byte("other key")) // each league its own
 }
 
-// queryInt is one number the database at url answers.
+// queryInt is one number the database at url answers, on a connection
+// of its own, closed at once: tests poll with it.
 func queryInt(t testing.TB, url, sql string, args ...any) int64 {
 	t.Helper()
 	ctx := testCtx(t)
@@ -252,19 +241,6 @@ func queryInt(t testing.TB, url, sql string, args ...any) int64 {
 	return n
 }
 
-// connect is a connection to the database at url, closed when the test
-// ends.
-func connect(t testing.TB, url string) *pgx.Conn {
-	t.Helper()
-	ctx := testCtx(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
-}
-
 // TestOpenWithoutCreateRight: a database at this build's schema is only
 // read at start: a role that may read and write the tables, and create
 // nothing (PostgreSQL 15's default for other roles than the owner), runs
@@ -274,9 +250,7 @@ func TestOpenWithoutCreateRight(t *testing.T) {
 	ctx := testCtx(t)
 	url := pgtest.Database(t)
 	is.NoErr(leader(t, url, leagueID, "host-a:1").Close()) // the owner makes the schema
-	admin, err := pgx.Connect(ctx, url)
-	is.NoErr(err)
-	defer admin.Close(context.Background())
+	admin := pgtest.Connect(t, url)
 	var role string
 	is.NoErr(admin.QueryRow(ctx, `SELECT 'dml_' || current_database()`).Scan(&role))
 	for _, q := range []string{
